@@ -1,0 +1,134 @@
+"""The paper's classifiers g: R^d → R (one real score per input).
+
+``width`` scales every hidden size (1.0 = the published architecture); the CPU
+profile uses narrower copies of the CNNs. All models accept a batch and return
+shape (batch,).
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+def _w(n: int, width: float) -> int:
+    return max(1, round(n * width))
+
+
+class SyntheticMLP(nn.Module):
+    """§4.1's MLP: 2 → 200 → 600 → 1, each hidden layer Linear + BatchNorm + ReLU."""
+
+    def __init__(self, in_features: int = 2, width: float = 1.0):
+        super().__init__()
+        h1, h2 = _w(200, width), _w(600, width)
+        self.net = nn.Sequential(
+            nn.Linear(in_features, h1), nn.BatchNorm1d(h1), nn.ReLU(),
+            nn.Linear(h1, h2), nn.BatchNorm1d(h2), nn.ReLU(),
+            nn.Linear(h2, 1))
+
+    def forward(self, x):
+        return self.net(x).squeeze(-1)
+
+
+def _conv(c_in, c_out, k=3, stride=1, padding=1, act=None):
+    return [nn.Conv2d(c_in, c_out, k, stride, padding), nn.BatchNorm2d(c_out),
+            act if act is not None else nn.ReLU()]
+
+
+class KiryoCNN(nn.Module):
+    """nnPU's CIFAR-10 CNN (Kiryo et al. 2017, Table 2), inputs 3×32×32 in [0, 1].
+
+    3×3 convs 3→96, 96→96, 96→96/2, 96→192, 192→192, 192→192/2, 192→192; 1×1 convs
+    192→192, 192→10; each conv + BatchNorm + ReLU; flatten 640 → fc 1000 → fc 1000
+    → fc 1 with ReLU between. ``dropout`` (the aaPU paper uses 0.5) acts on the
+    input of each of the three fully-connected layers.
+    """
+
+    def __init__(self, width: float = 1.0, dropout: float = 0.0):
+        super().__init__()
+        a, b, f = _w(96, width), _w(192, width), _w(1000, width)
+        self.features = nn.Sequential(
+            *_conv(3, a), *_conv(a, a), *_conv(a, a, stride=2),
+            *_conv(a, b), *_conv(b, b), *_conv(b, b, stride=2), *_conv(b, b),
+            *_conv(b, b, k=1, padding=0), *_conv(b, 10, k=1, padding=0), nn.Flatten())
+        self.classifier = nn.Sequential(
+            nn.Dropout(dropout), nn.Linear(640, f), nn.ReLU(),
+            nn.Dropout(dropout), nn.Linear(f, f), nn.ReLU(),
+            nn.Dropout(dropout), nn.Linear(f, 1))
+
+    def forward(self, x):
+        return self.classifier(self.features(x)).squeeze(-1)
+
+
+class CoTeachingCNN(nn.Module):
+    """Han et al. (2018)'s CNN, used by the aaPU paper on CIFAR-100.
+
+    3×[3×3 conv 128] → maxpool 2 → dropout2d .25 → 3×[3×3 conv 256] → maxpool 2 →
+    dropout2d .25 → 3×3 convs 512, 256, 128 without padding → global average pool →
+    linear. BatchNorm + LeakyReLU(0.01) after every conv. ``dropout`` (0.5 in the
+    aaPU paper) acts before the final linear layer. Fix: dropout follows
+    ``model.eval()`` here, whereas the original applies it at test time too.
+    """
+
+    def __init__(self, width: float = 1.0, dropout: float = 0.0):
+        super().__init__()
+        c1, c2, c3, c4, c5 = (_w(n, width) for n in (128, 256, 512, 256, 128))
+
+        def block(c_in, c_out, padding=1):
+            return _conv(c_in, c_out, padding=padding, act=nn.LeakyReLU(0.01))
+
+        self.features = nn.Sequential(
+            *block(3, c1), *block(c1, c1), *block(c1, c1), nn.MaxPool2d(2), nn.Dropout2d(0.25),
+            *block(c1, c2), *block(c2, c2), *block(c2, c2), nn.MaxPool2d(2), nn.Dropout2d(0.25),
+            *block(c2, c3, 0), *block(c3, c4, 0), *block(c4, c5, 0),
+            nn.AdaptiveAvgPool2d(1), nn.Flatten())
+        self.classifier = nn.Sequential(nn.Dropout(dropout), nn.Linear(c5, 1))
+
+    def forward(self, x):
+        return self.classifier(self.features(x)).squeeze(-1)
+
+
+class SparseLinear(nn.Linear):
+    """nn.Linear that also takes a torch sparse (COO/CSR) input batch."""
+
+    def forward(self, x):
+        if x.is_sparse or x.layout == torch.sparse_csr:
+            out = torch.sparse.mm(x, self.weight.t())
+            return out if self.bias is None else out + self.bias
+        return super().forward(x)
+
+
+class NewsMLP(nn.Module):
+    """nnPU's 20News MLP: d → 300 → 300 → 300 → 1.
+
+    Each hidden layer is Linear without bias + BatchNorm + activation (Softsign as
+    in nnPU's Table 2; 'relu' selectable). The first layer accepts sparse input.
+    """
+
+    ACTIVATIONS = {"softsign": nn.Softsign, "relu": nn.ReLU}
+
+    def __init__(self, in_features: int, width: float = 1.0, activation: str = "softsign",
+                 dropout: float = 0.0):
+        super().__init__()
+        if activation not in self.ACTIVATIONS:
+            raise ValueError(f"unknown activation {activation!r}: use one of {sorted(self.ACTIVATIONS)}")
+        act, h = self.ACTIVATIONS[activation], _w(300, width)
+        self.first = SparseLinear(in_features, h, bias=False)
+        self.net = nn.Sequential(
+            nn.BatchNorm1d(h), act(), nn.Dropout(dropout),
+            nn.Linear(h, h, bias=False), nn.BatchNorm1d(h), act(), nn.Dropout(dropout),
+            nn.Linear(h, h, bias=False), nn.BatchNorm1d(h), act(), nn.Dropout(dropout),
+            nn.Linear(h, 1))
+
+    def forward(self, x):
+        return self.net(self.first(x)).squeeze(-1)
+
+
+MODELS = {"mlp": SyntheticMLP, "kiryo_cnn": KiryoCNN, "coteaching_cnn": CoTeachingCNN,
+          "news_mlp": NewsMLP}
+
+
+def build_model(name: str, **kwargs) -> nn.Module:
+    """Instantiate the model called ``name`` (see ``MODELS``) with ``kwargs``."""
+    if name not in MODELS:
+        raise ValueError(f"unknown model {name!r}: use one of {sorted(MODELS)}")
+    return MODELS[name](**kwargs)

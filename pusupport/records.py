@@ -1,0 +1,44 @@
+"""Results on disk: tidy per-epoch histories (CSV) and final summaries (JSON)."""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file and an atomic rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+def summarize(history: pd.DataFrame, metrics=("test_error", "test_auc")) -> dict:
+    """Final-epoch metrics per method: mean, std (ddof=1) and number of seeds."""
+    last = history[history.epoch == history.epoch.max()]
+    out = {}
+    for method, rows in last.groupby("method", sort=False):
+        out[method] = {"n_seeds": int(rows.seed.nunique()), "epochs": int(rows.epoch.max())}
+        for m in metrics:
+            out[method][m] = {"mean": float(rows[m].mean()),
+                              "std": float(rows[m].std(ddof=1)) if len(rows) > 1 else 0.0}
+    return out
+
+
+def save_results(history: pd.DataFrame, out_dir, **meta) -> dict:
+    """Write ``history.csv`` and ``summary.json`` (final metrics + ``meta``) to ``out_dir``."""
+    out_dir = Path(out_dir)
+    atomic_write_text(out_dir / "history.csv", history.to_csv(index=False))
+    summary = {"methods": summarize(history), **meta}
+    atomic_write_text(out_dir / "summary.json", json.dumps(summary, indent=2, default=str))
+    return summary

@@ -1,0 +1,114 @@
+"""PU risk estimators on a mini-batch: uPU (Eq. 8), nnPU (Eq. 9) and aaPU (§3.3).
+
+Scores are raw outputs ``g(x)``; the last dimension indexes samples, so a leading
+dimension may index independent models (seeds). Every estimator returns a
+:class:`Risk` that keeps apart the number to *report* and the number to
+*differentiate* — with nnPU's non-negative correction the two differ.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from .losses import get_loss
+
+
+@dataclass(frozen=True)
+class Risk:
+    """One mini-batch evaluation of a PU risk.
+
+    value: the risk estimate to report (and log).
+    objective: the tensor to call ``backward()`` on (sum it over leading dims).
+    positive: R̂_p, the positive part.
+    negative: R̂_n, the negative part (may be below zero).
+    corrected: True where nnPU's rule replaced the step by −γ·∇R̂_n.
+    """
+
+    value: torch.Tensor
+    objective: torch.Tensor
+    positive: torch.Tensor
+    negative: torch.Tensor
+    corrected: torch.Tensor
+
+
+def check_prior(prior: float) -> float:
+    """Validate a class prior π = p(y=+1); it must lie strictly between 0 and 1."""
+    if not isinstance(prior, (int, float)) or not 0.0 < float(prior) < 1.0:
+        raise ValueError(
+            f"class prior must be a number in (0, 1), got {prior!r}: pass the "
+            "positive-class fraction of the unlabelled data (e.g. prior=0.4)"
+        )
+    return float(prior)
+
+
+def _check_scores(g_p: torch.Tensor, g_u: torch.Tensor) -> None:
+    if g_p.shape[-1] == 0:
+        raise ValueError("no labelled positive scores in the batch: P must not be empty")
+    if g_u.shape[-1] == 0:
+        raise ValueError("no unlabelled scores in the batch: U must not be empty")
+
+
+def _negative_risk(g_p, g_u, prior, loss):
+    """R̂_n = mean_U ℓ(−g) − π·mean_P ℓ(−g): the negative-class risk from P and U only."""
+    return loss(-g_u).mean(-1) - prior * loss(-g_p).mean(-1)
+
+
+def _non_negative(positive, negative, beta, gamma) -> Risk:
+    """Kiryo et al.'s update rule (their Algorithm 1, as in the official code).
+
+    If R̂_n ≥ −β: report and step on R̂_p + R̂_n.
+    Otherwise: report R̂_p − β and step on −γ·R̂_n alone (R̂_p's gradient is dropped).
+    """
+    if beta < 0:
+        raise ValueError(f"beta must be >= 0, got {beta!r} (nnPU uses beta=0)")
+    if not 0 < gamma <= 1:
+        raise ValueError(f"gamma must be in (0, 1], got {gamma!r} (nnPU uses gamma=1)")
+    corrected = negative < -beta
+    value = torch.where(corrected, positive - beta, positive + negative)
+    objective = torch.where(corrected, -gamma * negative, positive + negative)
+    return Risk(value.detach(), objective, positive.detach(), negative.detach(), corrected)
+
+
+def upu_risk(g_p, g_u, prior: float, loss: str = "sigmoid") -> Risk:
+    """Unbiased PU risk (Eq. 8): π·mean_P ℓ(g) + mean_U ℓ(−g) − π·mean_P ℓ(−g).
+
+    Mini-batch estimator: each mean over the batch's P and U scores.
+    """
+    prior, ell = check_prior(prior), get_loss(loss)
+    _check_scores(g_p, g_u)
+    positive = prior * ell(g_p).mean(-1)
+    negative = _negative_risk(g_p, g_u, prior, ell)
+    total = positive + negative
+    return Risk(total.detach(), total, positive.detach(), negative.detach(),
+                torch.zeros_like(total, dtype=torch.bool))
+
+
+def nnpu_risk(g_p, g_u, prior: float, loss: str = "logistic",
+              beta: float = 0.0, gamma: float = 1.0) -> Risk:
+    """Non-negative PU risk (Kiryo et al. 2017; paper Eq. 9).
+
+    R̂_p = π·mean_P ℓ(g), R̂_n = mean_U ℓ(−g) − π·mean_P ℓ(−g), combined by the
+    non-negative update rule (see :func:`_non_negative`).
+    """
+    return aapu_risk(g_p, g_u, g_p.new_zeros(g_p.shape[:-1] + (0,)), prior, loss, beta, gamma)
+
+
+def aapu_risk(g_p, g_u, g_s, prior: float, loss: str = "logistic",
+              beta: float = 0.0, gamma: float = 1.0) -> Risk:
+    """aaPU risk (paper §3.3): nnPU whose positive risk also counts the selected set S.
+
+    R̂_p = (π/n_p)·Σ_{x∈P∪S} ℓ(g(x)) — divided by the labelled P count n_p, so every
+    point of S adds weight; R̂_n = mean_U ℓ(−g) − π·mean_P ℓ(−g) uses P and U only
+    (S stays inside U and never enters the correction term). Mini-batch estimator:
+    the batch's P and S scores over the batch's P count, batches keeping the
+    P : U : S proportions. With S empty this is exactly nnPU.
+    """
+    prior, ell = check_prior(prior), get_loss(loss)
+    _check_scores(g_p, g_u)
+    positive = prior * (ell(g_p).sum(-1) + ell(g_s).sum(-1)) / g_p.shape[-1]
+    negative = _negative_risk(g_p, g_u, prior, ell)
+    return _non_negative(positive, negative, beta, gamma)
+
+
+RISKS = ("upu", "nnpu", "aapu")

@@ -1,0 +1,217 @@
+"""Training loop for uPU, nnPU and aaPU (paper Algorithm 1).
+
+Data stay on the training device as tensors; a mini-batch is an index gather.
+Each epoch: stratified mini-batches of P, U and S (line 3); one Adam step per
+batch on the chosen risk; evaluation on the test set; then, for aaPU from epoch
+``select_from`` on, the selection of lines 7–9.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import asdict, dataclass, field
+
+import pandas as pd
+import torch
+from sklearn.metrics import roc_auc_score
+from tqdm.auto import tqdm
+
+from .data import PUData
+from .losses import LOSSES
+from .models import MODELS, build_model
+from .risks import RISKS, aapu_risk, nnpu_risk, upu_risk
+from .selection import SelectedSet, unlabeled_losses
+
+
+@dataclass
+class TrainConfig:
+    """Everything that defines one training run (defaults: the paper's §4.1).
+
+    lr_schedule maps an epoch e to the learning rate used *after* it: {100: 1e-5}
+    trains epochs 1–100 at ``lr`` and 101+ at 1e-5 (PyTorch MultiStepLR semantics).
+    """
+
+    method: str = "aapu"
+    model: str = "mlp"
+    model_kwargs: dict = field(default_factory=dict)
+    loss: str = "logistic"
+    epochs: int = 1000
+    batch_size: int = 128
+    lr: float = 1e-4
+    lr_schedule: dict = field(default_factory=lambda: {100: 1e-5})
+    weight_decay: float = 0.05
+    beta: float = 0.0
+    gamma: float = 1.0
+    n_select: int = 1
+    select_from: int = 200
+    selection_loss: str = "logistic"
+    allow_repick: bool = True
+    seed: int = 0
+    device: str = "auto"
+    amp: bool | None = None
+    eval_batch_size: int = 4096
+    progress: bool = True
+
+    def __post_init__(self):
+        def need(ok, msg):
+            if not ok:
+                raise ValueError(msg)
+        need(self.method in RISKS, f"unknown method {self.method!r}: use one of {list(RISKS)}")
+        need(self.model in MODELS, f"unknown model {self.model!r}: use one of {sorted(MODELS)}")
+        for name in ("loss", "selection_loss"):
+            need(getattr(self, name) in LOSSES,
+                 f"unknown {name} {getattr(self, name)!r}: use one of {sorted(LOSSES)}")
+        need(isinstance(self.epochs, int) and self.epochs >= 1, f"epochs must be an int >= 1, got {self.epochs!r}")
+        need(isinstance(self.batch_size, int) and self.batch_size >= 1,
+             f"batch_size must be an int >= 1, got {self.batch_size!r}")
+        need(self.lr > 0 and self.weight_decay >= 0, "lr must be > 0 and weight_decay >= 0")
+        need(self.beta >= 0, f"beta must be >= 0, got {self.beta} (nnPU uses beta=0)")
+        need(0 < self.gamma <= 1, f"gamma must be in (0, 1], got {self.gamma} (nnPU uses gamma=1)")
+        need(isinstance(self.n_select, int) and self.n_select >= 0,
+             f"n_select must be an int >= 0, got {self.n_select!r}")
+        if self.method == "aapu":
+            need(1 <= self.select_from <= self.epochs,
+                 f"select_from={self.select_from} is outside epochs 1..{self.epochs}: "
+                 "aaPU would never select; lower select_from or raise epochs")
+        self.lr_schedule = {int(k): float(v) for k, v in self.lr_schedule.items()}
+
+    def lr_at(self, epoch: int) -> float:
+        """Learning rate used during (1-indexed) ``epoch``."""
+        lr = self.lr
+        for milestone in sorted(self.lr_schedule):
+            if epoch > milestone:
+                lr = self.lr_schedule[milestone]
+        return lr
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    """'auto' → CUDA when available, else CPU."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except RuntimeError:
+        raise ValueError(f"unknown device {device!r}: use 'auto', 'cpu' or 'cuda'") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device='cuda' but no CUDA GPU is visible: use device='auto' or 'cpu'")
+    return dev
+
+
+def stratified_batches(n_p: int, n_u: int, s_index: torch.Tensor, batch_size: int,
+                       gen: torch.Generator):
+    """Shuffle P, U and S and cut each into the same number of mini-batches.
+
+    Every batch then holds P, U and S in the proportions of the whole set
+    (Algorithm 1, line 3). The number of batches is ⌈(n_p + n_u)/batch_size⌉,
+    capped at n_p so that every batch has a labelled positive.
+    """
+    n_batches = max(1, min(n_p, math.ceil((n_p + n_u) / batch_size)))
+    p = torch.randperm(n_p, generator=gen).tensor_split(n_batches)
+    u = torch.randperm(n_u, generator=gen).tensor_split(n_batches)
+    s = s_index[torch.randperm(len(s_index), generator=gen)].tensor_split(n_batches)
+    return list(zip(p, u, s))
+
+
+@torch.inference_mode()
+def predict(model: torch.nn.Module, x: torch.Tensor, batch_size: int = 4096) -> torch.Tensor:
+    """Scores g(x) in eval mode, in float32; the model's mode is restored afterwards."""
+    was_training = model.training
+    model.eval()
+    try:
+        return torch.cat([model(x[i:i + batch_size]).reshape(-1).float()
+                          for i in range(0, len(x), batch_size)])
+    finally:
+        model.train(was_training)
+
+
+def evaluate(model, x_test, y_test, batch_size=4096) -> dict:
+    """Zero-one test error of sign(g) (g > 0 ⇒ +1) and ROC AUC."""
+    g = predict(model, x_test, batch_size)
+    error = float(((g > 0) != (y_test > 0)).float().mean())
+    auc = float(roc_auc_score((y_test > 0).cpu().numpy(), g.cpu().numpy()))
+    return {"test_error": error, "test_auc": auc}
+
+
+@dataclass
+class RunResult:
+    """History (one row per epoch), the trained model and the selected set."""
+
+    history: pd.DataFrame
+    model: torch.nn.Module
+    selected: SelectedSet
+    config: TrainConfig
+
+    @property
+    def picks(self) -> pd.DataFrame:
+        """Every selection made: epoch, rank, U index, whether new, loss, true label."""
+        return pd.DataFrame(self.selected.picks,
+                            columns=["epoch", "rank", "index", "new", "loss", "true_label"])
+
+
+def _risk(cfg: TrainConfig, g_p, g_u, g_s, prior):
+    if cfg.method == "upu":
+        return upu_risk(g_p, g_u, prior, cfg.loss)
+    if cfg.method == "nnpu":
+        return nnpu_risk(g_p, g_u, prior, cfg.loss, cfg.beta, cfg.gamma)
+    return aapu_risk(g_p, g_u, g_s, prior, cfg.loss, cfg.beta, cfg.gamma)
+
+
+def train(data: PUData, config: TrainConfig | None = None, **overrides) -> RunResult:
+    """Train one model on ``data`` with ``config`` (fields may be overridden by keyword)."""
+    cfg = TrainConfig(**{**asdict(config or TrainConfig()), **overrides})
+    device = resolve_device(cfg.device)
+    amp = cfg.amp if cfg.amp is not None else device.type == "cuda"
+    torch.manual_seed(cfg.seed)
+    gen = torch.Generator().manual_seed(cfg.seed)
+    data = data.to(device)
+    kwargs = dict(cfg.model_kwargs)
+    if cfg.model == "news_mlp":
+        kwargs.setdefault("in_features", data.x_u.shape[1])
+    model = build_model(cfg.model, **kwargs).to(device)
+    channels_last = device.type == "cuda" and data.x_u.dim() == 4
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last)
+    opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    selected = SelectedSet(len(data.x_u), data.u_labeled, data.u_labels, cfg.allow_repick)
+    rows, start = [], time.perf_counter()
+    bar = tqdm(range(1, cfg.epochs + 1), desc=f"{cfg.method} seed {cfg.seed}",
+               disable=not cfg.progress, leave=False)
+    for epoch in bar:
+        lr = cfg.lr_at(epoch)
+        for group in opt.param_groups:
+            group["lr"] = lr
+        model.train()
+        sums = torch.zeros(4, device=device)
+        batches = stratified_batches(len(data.x_p), len(data.x_u), selected.indices.cpu(),
+                                     cfg.batch_size, gen)
+        for bp, bu, bs in batches:
+            bp, bu, bs = bp.to(device), bu.to(device), bs.to(device)
+            x = torch.cat([data.x_p[bp], data.x_u[bu], data.x_u[bs]])
+            if channels_last:
+                x = x.contiguous(memory_format=torch.channels_last)
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
+                g = model(x).float()
+            g_p, g_u, g_s = g.split([len(bp), len(bu), len(bs)])
+            risk = _risk(cfg, g_p, g_u, g_s, data.prior)
+            opt.zero_grad(set_to_none=True)
+            risk.objective.sum().backward()
+            opt.step()
+            sums += torch.stack([risk.value, risk.positive, risk.negative,
+                                 risk.corrected.float()]).reshape(4)
+        means = (sums / len(batches)).tolist()
+        if not all(math.isfinite(v) for v in means):
+            raise FloatingPointError(
+                f"the {cfg.method} risk became {means[0]} at epoch {epoch}: training "
+                "diverged — lower the learning rate or check the inputs for NaN")
+        row = {"method": cfg.method, "seed": cfg.seed, "epoch": epoch, "lr": lr,
+               "risk": means[0], "risk_positive": means[1], "risk_negative": means[2],
+               "corrected_fraction": means[3],
+               **evaluate(model, data.x_test, data.y_test, cfg.eval_batch_size)}
+        if cfg.method == "aapu" and epoch >= cfg.select_from and cfg.n_select > 0:
+            losses = unlabeled_losses(model, data.x_u, cfg.selection_loss, cfg.eval_batch_size)
+            selected.update(losses, cfg.n_select, epoch)
+        row.update(n_selected=len(selected), purity=selected.purity,
+                   wall_time=time.perf_counter() - start)
+        rows.append(row)
+        bar.set_postfix(test_error=f"{row['test_error']:.4f}", S=row["n_selected"])
+    return RunResult(pd.DataFrame(rows), model, selected, cfg)
