@@ -1,0 +1,63 @@
+# Quick start:  make book   (set-up, execute every page, render the book)
+#               make test   (set-up, unit tests, smoke-run every page, nbval, book build)
+PYTHON   ?= python3
+VENV     ?= .venv
+BIN      := $(VENV)/bin
+PY       := $(BIN)/python
+STAMP    := $(VENV)/.installed
+PROFILE  ?= cpu
+DEVICE   ?= auto
+# Where data sets live (also read from PUSUPPORT_DATA by the package). `make data`
+# fills it from ../shared/datasets when that folder exists (development and CI machines).
+DATA_DIR ?= $(CURDIR)/data
+SHARED   ?= $(CURDIR)/../shared/datasets
+MATHJAX  := book/_static/mathjax/tex-chtml.js
+SMOKE    := build/smoke
+
+.PHONY: setup data book test clean
+
+setup: $(STAMP) $(MATHJAX)
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q -e '.[book,dev]'
+	touch $@
+
+# MathJax 3 served from the book itself, so maths renders without internet.
+$(MATHJAX):
+	rm -rf build/mathjax && mkdir -p build/mathjax book/_static/mathjax/output/chtml
+	cd build/mathjax && npm pack --silent mathjax@3 >/dev/null && tar -xzf mathjax-3*.tgz
+	cp -r build/mathjax/package/es5/output/chtml/fonts book/_static/mathjax/output/chtml/
+	cp build/mathjax/package/es5/tex-chtml.js $@
+
+data:
+	@mkdir -p $(DATA_DIR)
+	@if [ -d "$(SHARED)" ]; then \
+	  for a in cifar10-jpeg 20news-bydate; do \
+	    if [ -f "$(SHARED)/$$a.tar.gz" ] && [ ! -e "$(DATA_DIR)/.$$a.extracted" ]; then \
+	      echo "extracting $$a into $(DATA_DIR)"; \
+	      tar -xzf "$(SHARED)/$$a.tar.gz" -C "$(DATA_DIR)" && touch "$(DATA_DIR)/.$$a.extracted"; \
+	    fi; \
+	  done; \
+	fi
+
+book: setup data
+	PUSUPPORT_DATA=$(DATA_DIR) $(PY) book/execute.py --profile $(PROFILE) --device $(DEVICE) \
+	  --data-dir $(DATA_DIR) --book-dir book --output-dir results
+	@echo "book: $(CURDIR)/book/_build/html/index.html"
+
+# Unit tests, then every page in the `smoke` profile and a book build, then the
+# checks on that build (tests marked `book`) and nbval on the executed pages.
+test: export TQDM_DISABLE = 1
+test: export PUSUPPORT_DATA = $(DATA_DIR)
+test: export SMOKE_BOOK = $(CURDIR)/$(SMOKE)
+test: setup data
+	$(PY) -m pytest -m "not book" tests
+	rm -rf $(SMOKE)
+	$(PY) book/execute.py --profile smoke --data-dir $(DATA_DIR) --book-dir $(SMOKE) \
+	  --output-dir $(SMOKE)/results
+	$(PY) -m pytest -m book tests
+	$(PY) -m pytest --nbval-lax -p no:cacheprovider $(SMOKE)/pages
+
+clean:
+	rm -rf build book/_build book/pages results

@@ -1,0 +1,68 @@
+"""The paper's architectures: exact parameter counts and output shapes."""
+import pytest
+import torch
+
+from pusupport.models import build_model
+
+
+def n_params(model):
+    return sum(p.numel() for p in model.parameters())
+
+
+def bn(c):        # BatchNorm weight + bias
+    return 2 * c
+
+
+def conv(ci, co, k=3):
+    return ci * co * k * k + co + bn(co)
+
+
+def test_synthetic_mlp():
+    m = build_model("mlp")
+    assert n_params(m) == (2 * 200 + 200 + bn(200)) + (200 * 600 + 600 + bn(600)) + (600 + 1)
+    assert m(torch.randn(7, 2)).shape == (7,)
+
+
+def test_kiryo_cnn():
+    m = build_model("kiryo_cnn", dropout=0.5)
+    convs = (conv(3, 96) + 2 * conv(96, 96) + conv(96, 192) + 3 * conv(192, 192)
+             + conv(192, 192, 1) + conv(192, 10, 1))
+    fcs = (640 * 1000 + 1000) + (1000 * 1000 + 1000) + (1000 + 1)
+    assert n_params(m) == convs + fcs
+    assert sum(isinstance(x, torch.nn.Dropout) and x.p == 0.5 for x in m.modules()) == 3
+    assert m.eval()(torch.rand(3, 3, 32, 32)).shape == (3,)
+
+
+def test_coteaching_cnn_and_dropout_off_in_eval():
+    m = build_model("coteaching_cnn", dropout=0.5)
+    convs = (conv(3, 128) + 2 * conv(128, 128) + conv(128, 256) + 2 * conv(256, 256)
+             + conv(256, 512) + conv(512, 256) + conv(256, 128))
+    assert n_params(m) == convs + 128 + 1
+    x = torch.rand(2, 3, 32, 32)
+    m.eval()
+    assert m(x).shape == (2,)
+    assert torch.equal(m(x), m(x))       # deterministic in eval mode: dropout is off
+
+
+@pytest.mark.parametrize("activation", ["softsign", "relu"])
+def test_news_mlp_dense_and_sparse(activation):
+    d = 50
+    m = build_model("news_mlp", in_features=d, activation=activation).eval()
+    assert n_params(m) == d * 300 + 2 * 300 * 300 + 3 * bn(300) + 300 + 1
+    assert not any(l.bias is not None for l in list(m.modules())[1:] if isinstance(l, torch.nn.Linear)
+                   and l.out_features == 300)
+    x = torch.rand(4, d) * (torch.rand(4, d) > 0.8)
+    assert torch.allclose(m(x), m(x.to_sparse()), atol=1e-6)
+    assert torch.allclose(m(x), m(x.to_sparse_csr()), atol=1e-6)
+
+
+def test_width_scales_hidden_sizes():
+    assert n_params(build_model("kiryo_cnn", width=0.25)) < n_params(build_model("kiryo_cnn")) / 5
+    assert build_model("kiryo_cnn", width=0.25)(torch.rand(2, 3, 32, 32)).shape == (2,)
+
+
+def test_unknown_names_are_rejected():
+    with pytest.raises(ValueError, match="unknown model 'resnet'"):
+        build_model("resnet")
+    with pytest.raises(ValueError, match="unknown activation"):
+        build_model("news_mlp", in_features=3, activation="tanh")

@@ -1,0 +1,136 @@
+"""Training loop: determinism, selection schedule, batching, validation."""
+import json
+
+import pandas as pd
+import pytest
+import torch
+
+from pusupport.data import SYNTHETIC_PRIOR, PUData, synthetic
+from pusupport.records import save_results
+from pusupport.training import TrainConfig, stratified_batches, train
+
+FAST = dict(epochs=6, select_from=3, n_select=4, batch_size=64, lr=1e-3, progress=False)
+TIMING = ["wall_time"]
+
+
+@pytest.fixture(scope="module")
+def data():
+    return synthetic(seed=0, n_labeled=40, n_unlabeled=300, n_test=500)
+
+
+def test_same_seed_same_history(data):
+    a = train(data, method="aapu", seed=3, **FAST)
+    b = train(data, method="aapu", seed=3, **FAST)
+    pd.testing.assert_frame_equal(a.history.drop(columns=TIMING), b.history.drop(columns=TIMING))
+    assert a.picks.equals(b.picks)
+    for p, q in zip(a.model.parameters(), b.model.parameters()):
+        assert torch.equal(p, q)
+
+
+def test_different_seeds_differ(data):
+    a = train(data, method="nnpu", seed=0, **FAST)
+    b = train(data, method="nnpu", seed=1, **FAST)
+    assert not a.history.test_error.equals(b.history.test_error) or not a.history.risk.equals(b.history.risk)
+
+
+def test_history_is_tidy_and_selection_follows_schedule(data):
+    h = train(data, method="aapu", **FAST).history
+    assert list(h.columns) == ["method", "seed", "epoch", "lr", "risk", "risk_positive",
+                               "risk_negative", "corrected_fraction", "test_error", "test_auc",
+                               "n_selected", "purity", "wall_time"]
+    assert h.epoch.tolist() == list(range(1, 7))
+    assert h.n_selected.tolist()[:2] == [0, 0]            # nothing before select_from
+    sizes = h.n_selected.tolist()
+    assert sizes[2] == 4 and all(0 <= b - a <= 4 for a, b in zip(sizes, sizes[1:]))
+    assert h.test_error.between(0, 1).all() and h.test_auc.between(0, 1).all()
+
+
+def test_nnpu_and_upu_never_select(data):
+    for method in ("nnpu", "upu"):
+        assert (train(data, method=method, **FAST).history.n_selected == 0).all()
+
+
+def test_hidden_labels_never_influence_training(data):
+    shuffled = PUData(**{**data.__dict__, "u_labels": -data.u_labels})
+    a = train(data, method="aapu", **FAST).history
+    b = train(shuffled, method="aapu", **FAST).history
+    cols = ["risk", "test_error", "n_selected"]
+    pd.testing.assert_frame_equal(a[cols], b[cols])
+    assert (a.purity.dropna() + b.purity.dropna()).round(9).eq(1).all()
+
+
+def test_lr_schedule_is_piecewise_constant():
+    cfg = TrainConfig(lr=1e-4, lr_schedule={50: 5e-5, 100: 1e-5}, epochs=200)
+    assert [cfg.lr_at(e) for e in (1, 50, 51, 100, 101, 200)] == [1e-4, 1e-4, 5e-5, 5e-5, 1e-5, 1e-5]
+    h = train(synthetic(0, 20, 100, 100), epochs=3, lr_schedule={1: 1e-5}, method="nnpu",
+              progress=False).history
+    assert h.lr.tolist() == [1e-4, 1e-5, 1e-5]
+
+
+def test_batches_keep_the_proportions():
+    gen = torch.Generator().manual_seed(0)
+    s = torch.arange(100, 150)
+    batches = stratified_batches(100, 1000, s, 128, gen)
+    assert len(batches) == 9
+    assert sorted(torch.cat([b[0] for b in batches]).tolist()) == list(range(100))
+    assert sorted(torch.cat([b[1] for b in batches]).tolist()) == list(range(1000))
+    assert sorted(torch.cat([b[2] for b in batches]).tolist()) == s.tolist()
+    for p, u, sel in batches:
+        assert abs(len(p) / 100 - len(u) / 1000) < 0.01 and abs(len(sel) / 50 - len(p) / 100) < 0.03
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(method="pn"), "unknown method 'pn'"),
+    (dict(loss="hinge"), "unknown loss 'hinge'"),
+    (dict(selection_loss="mse"), "unknown selection_loss"),
+    (dict(model="resnet"), "unknown model"),
+    (dict(n_select=-1), "n_select must be"),
+    (dict(select_from=11, epochs=10), "select_from=11 is outside epochs 1..10"),
+    (dict(epochs=0), "epochs must be"),
+    (dict(batch_size=1.5), "batch_size"),
+    (dict(beta=-0.1), "beta"),
+    (dict(gamma=2), "gamma"),
+])
+def test_bad_config_is_rejected(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        TrainConfig(**kwargs)
+
+
+def test_bad_device_and_prior(data):
+    with pytest.raises(ValueError, match="device"):
+        train(data, device="tpu", **FAST)
+    with pytest.raises(ValueError, match="class prior"):
+        synthetic(prior=1.2)
+
+
+def test_empty_p_or_u_is_rejected():
+    with pytest.raises(ValueError, match="P must not be empty"):
+        synthetic(n_labeled=0)
+    with pytest.raises(ValueError, match="U must not be empty"):
+        synthetic(n_unlabeled=0)
+
+
+def test_synthetic_data_follows_section_4_1():
+    d = synthetic(seed=1)
+    assert (len(d.x_p), len(d.x_u), len(d.x_test)) == (100, 1000, 10_000)
+    assert d.prior == pytest.approx(0.4387, abs=1e-4) and d.prior == SYNTHETIC_PRIOR
+    x, y = d.x_test, d.y_test
+    assert x[:, 0].min() >= 0 and x[:, 0].max() <= 10
+    # P lies above sin(x1)+0.2 shift; N below sin(x1)-0.2
+    assert (x[y > 0, 1] > torch.sin(x[y > 0, 0]) + 0.2 - 1e-6).all()
+    assert (x[y < 0, 1] < torch.sin(x[y < 0, 0]) - 0.2 + 1e-6).all()
+    assert (d.x_p[:, 1] > torch.sin(d.x_p[:, 0]) + 0.2 - 1e-6).all()
+    assert abs((y > 0).float().mean() - d.prior) < 0.02
+    assert abs((d.u_labels > 0).float().mean() - d.prior) < 0.05
+
+
+def test_results_are_written(tmp_path, data):
+    h = pd.concat([train(data, method=m, seed=s, **FAST).history
+                   for m in ("nnpu", "aapu") for s in (0, 1)])
+    summary = save_results(h, tmp_path / "page", profile="smoke")
+    on_disk = json.loads((tmp_path / "page" / "summary.json").read_text())
+    assert on_disk == json.loads(json.dumps(summary))
+    assert on_disk["methods"]["aapu"]["n_seeds"] == 2
+    last = h[(h.epoch == 6) & (h.method == "nnpu")].test_error
+    assert on_disk["methods"]["nnpu"]["test_error"]["mean"] == pytest.approx(last.mean())
+    assert len(pd.read_csv(tmp_path / "page" / "history.csv")) == 24
