@@ -20,6 +20,7 @@ import time
 from pathlib import Path
 
 import jupytext
+import nbformat
 import papermill
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,13 +56,24 @@ def execute(page: dict, book_dir: Path, profile: str, output_dir: Path, data_dir
     start = time.perf_counter()
     papermill.execute_notebook(nb, str(out), parameters=params, kernel_name="python3",
                                cwd=str(ROOT), progress_bar=False)
+    hide_injected_parameters(out)
     return time.perf_counter() - start
+
+
+def hide_injected_parameters(path: Path) -> None:
+    """Fold papermill's injected-parameters cell in the rendered page (tag hide-cell)."""
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        tags = cell.metadata.setdefault("tags", [])
+        if "injected-parameters" in tags and "hide-cell" not in tags:
+            tags.append("hide-cell")
+    nbformat.write(nb, path)
 
 
 def build(book_dir: Path) -> None:
     """Render the book with Jupyter Book 1 on a fresh _build; warnings are errors."""
     shutil.rmtree(book_dir / "_build", ignore_errors=True)
-    subprocess.run([sys.executable, "-m", "jupyter_book", "build", str(book_dir),
+    subprocess.run([str(Path(sys.executable).parent / "jupyter-book"), "build", str(book_dir),
                     "-W", "-n", "--keep-going"], check=True)
 
 

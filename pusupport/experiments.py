@@ -78,9 +78,9 @@ class Experiment:
         lines = [f"page '{self.page}' — profile '{self.profile}' on {self.device}, "
                  f"seeds {self.seeds}"]
         if self.changes:
-            lines.append("changed from the paper: " + ", ".join(
-                f"{k}={v!r} (paper: {PAPER.get(self.page, {}).get(k, 'n/a')!r})"
-                for k, v in self.changes.items()))
+            lines.append("changed from the paper:")
+            lines += [f"  {k} = {v!r}   (paper: {PAPER.get(self.page, {}).get(k, 'not set')!r})"
+                      for k, v in self.changes.items()]
         else:
             lines.append("the paper's settings, unchanged")
         return "\n".join(lines)
