@@ -11,6 +11,8 @@ DEVICE   ?= auto
 # fills it from ../shared/datasets when that folder exists (development and CI machines).
 DATA_DIR ?= $(CURDIR)/data
 SHARED   ?= $(CURDIR)/../shared/datasets
+# Debian's dataset-fashion-mnist package, used when installed.
+FMNIST   ?= /usr/share/datasets/fashion-mnist
 MATHJAX  := book/_static/mathjax/tex-chtml.js
 SMOKE    := build/smoke
 
@@ -39,6 +41,9 @@ data:
 	      tar -xzf "$(SHARED)/$$a.tar.gz" -C "$(DATA_DIR)" && touch "$(DATA_DIR)/.$$a.extracted"; \
 	    fi; \
 	  done; \
+	fi
+	@if [ -d "$(FMNIST)" ] && [ ! -e "$(DATA_DIR)/FashionMNIST/raw/train-labels-idx1-ubyte.gz" ]; then \
+	  mkdir -p "$(DATA_DIR)/FashionMNIST/raw" && cp "$(FMNIST)"/*.gz "$(DATA_DIR)/FashionMNIST/raw/"; \
 	fi
 
 book: setup data

@@ -38,9 +38,9 @@ class PUData:
 
     def to(self, device) -> "PUData":
         """A copy with every tensor on ``device``."""
-        return PUData(**{f.name: (getattr(self, f.name).to(device)
-                                  if torch.is_tensor(getattr(self, f.name))
-                                  else getattr(self, f.name)) for f in fields(self)})
+        def move(v):
+            return v.to(device) if hasattr(v, "to") else v
+        return PUData(**{f.name: move(getattr(self, f.name)) for f in fields(self)})
 
     def summary(self) -> dict:
         """Table 1's row for this data set: sizes, π and the test split."""

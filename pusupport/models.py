@@ -123,6 +123,23 @@ class NewsMLP(nn.Module):
         return self.net(self.first(x)).squeeze(-1)
 
 
+@torch.inference_mode()
+def predict(model: nn.Module, x, batch_size: int = 4096) -> torch.Tensor:
+    """Scores g(x) in eval mode without gradients, in float32, ``batch_size`` rows at a time.
+
+    ``x`` may be a tensor or :class:`~pusupport.sparse.SparseRows`; the model's
+    train/eval mode is restored afterwards.
+    """
+    from .sparse import as_model_input
+    was_training = model.training
+    model.eval()
+    try:
+        return torch.cat([model(as_model_input(x[i:i + batch_size])).reshape(-1).float()
+                          for i in range(0, len(x), batch_size)])
+    finally:
+        model.train(was_training)
+
+
 MODELS = {"mlp": SyntheticMLP, "kiryo_cnn": KiryoCNN, "coteaching_cnn": CoTeachingCNN,
           "news_mlp": NewsMLP}
 

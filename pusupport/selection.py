@@ -8,23 +8,17 @@ from __future__ import annotations
 import torch
 
 from .losses import get_loss
+from .models import predict
 
 
-@torch.inference_mode()
-def unlabeled_losses(model: torch.nn.Module, x_u: torch.Tensor, loss: str = "logistic",
+def unlabeled_losses(model: torch.nn.Module, x_u, loss: str = "logistic",
                      batch_size: int = 4096) -> torch.Tensor:
     """ℓ(−g(x)) for every row of ``x_u``, computed in eval mode without gradients.
 
     The model's train/eval mode is restored afterwards.
     """
     ell = get_loss(loss)
-    was_training = model.training
-    model.eval()
-    try:
-        scores = torch.cat([model(x_u[i:i + batch_size]).reshape(-1).float()
-                            for i in range(0, x_u.shape[0], batch_size)])
-    finally:
-        model.train(was_training)
+    scores = predict(model, x_u, batch_size)
     if torch.isnan(scores).any():
         raise FloatingPointError(
             "the model produced NaN scores on U: training diverged — lower the "

@@ -18,9 +18,10 @@ from tqdm.auto import tqdm
 
 from .data import PUData
 from .losses import LOSSES
-from .models import MODELS, build_model
+from .models import MODELS, build_model, predict
 from .risks import RISKS, aapu_risk, nnpu_risk, upu_risk
 from .selection import SelectedSet, unlabeled_losses
+from .sparse import as_model_input, cat_rows
 
 
 @dataclass
@@ -112,18 +113,6 @@ def stratified_batches(n_p: int, n_u: int, s_index: torch.Tensor, batch_size: in
     return list(zip(p, u, s))
 
 
-@torch.inference_mode()
-def predict(model: torch.nn.Module, x: torch.Tensor, batch_size: int = 4096) -> torch.Tensor:
-    """Scores g(x) in eval mode, in float32; the model's mode is restored afterwards."""
-    was_training = model.training
-    model.eval()
-    try:
-        return torch.cat([model(x[i:i + batch_size]).reshape(-1).float()
-                          for i in range(0, len(x), batch_size)])
-    finally:
-        model.train(was_training)
-
-
 def evaluate(model, x_test, y_test, batch_size=4096) -> dict:
     """Zero-one test error of sign(g) (g > 0 ⇒ +1) and ROC AUC."""
     g = predict(model, x_test, batch_size)
@@ -186,7 +175,7 @@ def train(data: PUData, config: TrainConfig | None = None, **overrides) -> RunRe
                                      cfg.batch_size, gen)
         for bp, bu, bs in batches:
             bp, bu, bs = bp.to(device), bu.to(device), bs.to(device)
-            x = torch.cat([data.x_p[bp], data.x_u[bu], data.x_u[bs]])
+            x = as_model_input(cat_rows([data.x_p[bp], data.x_u[bu], data.x_u[bs]]))
             if channels_last:
                 x = x.contiguous(memory_format=torch.channels_last)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):

@@ -1,0 +1,391 @@
+"""Real data sets turned into PU problems, online (official downloads) or offline.
+
+Where data live: the ``data_dir`` argument, else the ``PUSUPPORT_DATA``
+environment variable, else ``~/.cache/pusupport``. Each loader looks for the
+official layout and for local copies (ImageFolder, the 20News bydate folders),
+decodes once, and caches the decoded tensors under ``<data_dir>/cache``.
+"""
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import gzip
+import os
+import pickle
+import shutil
+import tempfile
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .data import PUData
+from .risks import check_prior
+from .sparse import SparseRows
+
+ENV_VAR = "PUSUPPORT_DATA"
+CACHE_VERSION = 1
+
+
+def data_root(data_dir=None) -> Path:
+    """The data directory: ``data_dir``, else $PUSUPPORT_DATA, else ~/.cache/pusupport."""
+    root = data_dir or os.environ.get(ENV_VAR) or Path.home() / ".cache" / "pusupport"
+    return Path(root).expanduser()
+
+
+class DatasetNotFoundError(FileNotFoundError):
+    """A data set is neither on disk nor downloadable; the message says how to provide it."""
+
+    def __init__(self, name: str, root: Path, looked_for: list[str], how: str, reason: str = ""):
+        where = "\n".join(f"  - {root / p}" for p in looked_for)
+        super().__init__(
+            f"{name} was not found{': ' + reason if reason else ''}.\nLooked for:\n{where}\n"
+            f"Provide it in one of three ways:\n"
+            f"  1. with internet access, call with download=True (the default) to fetch {how};\n"
+            f"  2. pass data_dir=<folder> (papermill: -p data_dir <folder>) to a folder holding one "
+            f"of the layouts above;\n"
+            f"  3. set the environment variable {ENV_VAR}=<folder>.")
+
+
+@dataclass
+class LabeledData:
+    """A fully labelled train/test split: features, integer labels and class names."""
+
+    x_train: object
+    y_train: torch.Tensor
+    x_test: object
+    y_test: torch.Tensor
+    classes: list
+
+
+# ---------------------------------------------------------------- the PU construction
+
+def resolve_classes(patterns, classes) -> list[int]:
+    """Class indices matching ``patterns`` (names or shell patterns such as 'sci.*')."""
+    found, unknown = set(), []
+    for pat in patterns:
+        hits = [i for i, c in enumerate(classes) if fnmatch.fnmatchcase(c, pat)]
+        found.update(hits) if hits else unknown.append(pat)
+    if unknown:
+        raise ValueError(f"unknown positive class(es) {unknown}; valid class names: {list(classes)}")
+    return sorted(found)
+
+
+def make_pu(name: str, data: LabeledData, positive, n_labeled: int = 1000, seed: int = 0,
+            n_unlabeled: int | None = None, prior: float | None = None) -> PUData:
+    """Case-control PU problem from a labelled split (nnPU's and the paper's protocol).
+
+    Labels are binarised by the ``positive`` classes; ``n_labeled`` labelled P are
+    drawn from the training positives; U is the whole training set (default) or,
+    with ``n_unlabeled``, a sample disjoint from the labelled P. π is the true
+    positive fraction of U; a given ``prior`` overrides it (warning if it differs).
+    The test set is the full binarised test split. ``seed`` fixes the draw.
+    """
+    pos = torch.tensor(resolve_classes(positive, data.classes))
+    y_train = torch.where(torch.isin(data.y_train, pos), 1, -1)
+    y_test = torch.where(torch.isin(data.y_test, pos), 1, -1)
+    gen = torch.Generator().manual_seed(seed)
+    train_p = (y_train > 0).nonzero().reshape(-1)
+    if not 0 < n_labeled <= len(train_p):
+        raise ValueError(f"{name}: n_labeled={n_labeled} must be between 1 and the "
+                         f"{len(train_p)} training positives")
+    p_index = train_p[torch.randperm(len(train_p), generator=gen)[:n_labeled]]
+    if n_unlabeled is None:
+        u_index = torch.arange(len(y_train))
+    else:
+        rest = torch.ones(len(y_train), dtype=torch.bool)
+        rest[p_index] = False
+        rest = rest.nonzero().reshape(-1)
+        if not 0 < n_unlabeled <= len(rest):
+            raise ValueError(f"{name}: n_unlabeled={n_unlabeled} must be between 1 and {len(rest)}")
+        u_index = rest[torch.randperm(len(rest), generator=gen)[:n_unlabeled]].sort().values
+    u_labels = y_train[u_index]
+    true_prior = float((u_labels > 0).float().mean())
+    if prior is None:
+        prior = true_prior
+    elif abs(check_prior(prior) - true_prior) > 1e-3:
+        warnings.warn(f"{name}: using prior={prior} although the positive fraction of U is "
+                      f"{true_prior:.4f}", stacklevel=2)
+    x_train = _features(data.x_train)
+    x_u = x_train if n_unlabeled is None else x_train[u_index]
+    return PUData(name, x_train[p_index], x_u, u_labels,
+                  torch.isin(u_index, p_index), _features(data.x_test), y_test, prior)
+
+
+def _features(x):
+    """uint8 images → float32 in [0, 1]; anything else unchanged."""
+    return x.float().div_(255) if torch.is_tensor(x) and x.dtype == torch.uint8 else x
+
+
+# ---------------------------------------------------------------- caching
+
+def _cache_path(root: Path, key: str) -> Path:
+    return root / "cache" / f"{key}.pt"
+
+
+def _cached(root: Path, key: str, signature: dict, build):
+    """Load ``key`` from the cache if it is complete and matches ``signature``; else rebuild.
+
+    The file is written atomically; a corrupt, partial or stale cache is rebuilt.
+    """
+    path = _cache_path(root, key)
+    if path.exists():
+        try:
+            blob = torch.load(path, weights_only=False)
+            if blob.get("version") == CACHE_VERSION and blob.get("signature") == signature:
+                return blob["data"]
+            warnings.warn(f"cache {path} is stale; rebuilding it", stacklevel=3)
+        except Exception as err:   # a truncated or corrupt file
+            warnings.warn(f"cache {path} is unreadable ({type(err).__name__}); rebuilding it",
+                          stacklevel=3)
+    data = build()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    os.close(fd)
+    try:
+        torch.save({"version": CACHE_VERSION, "signature": signature, "data": data}, tmp)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return data
+
+
+# ---------------------------------------------------------------- image folders
+
+IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".tif", ".tiff", ".webp")
+
+
+def _list_images(folder: Path):
+    classes = sorted(d.name for d in folder.iterdir() if d.is_dir())
+    files, labels = [], []
+    for k, c in enumerate(classes):
+        items = sorted(p for p in (folder / c).iterdir() if p.suffix.lower() in IMAGE_EXTENSIONS)
+        files += items
+        labels += [k] * len(items)
+    return classes, files, labels
+
+
+def _decode_images(files, image_size=None) -> torch.Tensor:
+    from torchvision.io import ImageReadMode, decode_image
+    from torchvision.transforms.functional import resize
+    from tqdm.auto import tqdm
+    out = []
+    for f in tqdm(files, desc="decoding images", leave=False, mininterval=1):
+        img = decode_image(torch.frombuffer(bytearray(f.read_bytes()), dtype=torch.uint8),
+                           mode=ImageReadMode.RGB)
+        if image_size is not None and tuple(img.shape[1:]) != tuple(image_size):
+            img = resize(img, list(image_size), antialias=True)
+        out.append(img)
+    shapes = {tuple(i.shape) for i in out}
+    if len(shapes) > 1:
+        raise ValueError(f"images have different sizes {sorted(shapes)[:3]}…: pass image_size=(H, W)")
+    return torch.stack(out)
+
+
+def load_image_folder(path, image_size=None, data_dir=None) -> LabeledData:
+    """An ImageFolder layout ``path/{train,test}/<class>/<image>`` as uint8 tensors.
+
+    Decoded once and cached under ``<data_dir>/cache``.
+    """
+    path = Path(path)
+    if not (path / "train").is_dir() or not (path / "test").is_dir():
+        raise DatasetNotFoundError(f"image folder {path}", path, ["train/<class>/*", "test/<class>/*"],
+                                   "nothing (an image folder is yours to provide)",
+                                   "expected train/ and test/ sub-folders with one folder per class")
+    listed = {split: _list_images(path / split) for split in ("train", "test")}
+    if listed["train"][0] != listed["test"][0]:
+        raise ValueError(f"{path}: train and test have different class folders")
+    signature = {"path": str(path.resolve()), "image_size": image_size,
+                 **{split: len(v[1]) for split, v in listed.items()}}
+    key = "imagefolder-" + hashlib.sha1(signature["path"].encode()).hexdigest()[:12]
+
+    def build():
+        return {split: (_decode_images(files, image_size), torch.tensor(labels))
+                for split, (_, files, labels) in listed.items()}
+    data = _cached(data_root(data_dir), key, signature, build)
+    return LabeledData(*data["train"], *data["test"], listed["train"][0])
+
+
+# ---------------------------------------------------------------- CIFAR
+
+CIFAR10_POSITIVE = ["airplane", "automobile", "ship", "truck"]
+CIFAR100_POSITIVE = ["aquatic_mammals", "fish", "insects", "large_carnivores",
+                     "large_omnivores_and_herbivores", "medium_mammals",
+                     "non-insect_invertebrates", "people", "reptiles", "small_mammals"]
+
+
+def _unpickle(path: Path) -> dict:
+    with open(path, "rb") as f:
+        return pickle.load(f, encoding="latin1")
+
+
+def _cifar_pickles(folder: Path, batches: list[str], label_key: str):
+    xs, ys = [], []
+    for b in batches:
+        d = _unpickle(folder / b)
+        xs.append(np.asarray(d["data"], dtype=np.uint8).reshape(-1, 3, 32, 32))
+        ys += list(d[label_key])
+    return torch.from_numpy(np.concatenate(xs)), torch.tensor(ys)
+
+
+def load_cifar10(data_dir=None, download: bool = True) -> LabeledData:
+    """CIFAR-10: official ``cifar-10-batches-py``, or an ImageFolder copy, or a download."""
+    root = data_root(data_dir)
+    for name in ("cifar10-jpeg", "cifar10"):
+        if (root / name / "train").is_dir():
+            return load_image_folder(root / name, data_dir=root)
+    official = root / "cifar-10-batches-py"
+    if not official.is_dir() and download:
+        _download(lambda: __import__("torchvision").datasets.CIFAR10(root, download=True),
+                  "CIFAR-10", root, ["cifar-10-batches-py/", "cifar10-jpeg/{train,test}/<class>/*"])
+    if not official.is_dir():
+        raise DatasetNotFoundError("CIFAR-10", root, ["cifar-10-batches-py/",
+                                   "cifar10-jpeg/{train,test}/<class>/*", "cifar10/{train,test}/<class>/*"],
+                                   "the official archive through torchvision")
+    meta = _unpickle(official / "batches.meta")["label_names"]
+    train = _cifar_pickles(official, [f"data_batch_{i}" for i in range(1, 6)], "labels")
+    test = _cifar_pickles(official, ["test_batch"], "labels")
+    return LabeledData(*train, *test, list(meta))
+
+
+def load_cifar100(data_dir=None, download: bool = True) -> LabeledData:
+    """CIFAR-100 with its 20 coarse (superclass) labels, from the official pickle.
+
+    torchvision's class exposes only the fine labels, so the pickles are read here.
+    """
+    root = data_root(data_dir)
+    if (root / "cifar100" / "train").is_dir():
+        return load_image_folder(root / "cifar100", data_dir=root)
+    official = root / "cifar-100-python"
+    if not official.is_dir() and download:
+        _download(lambda: __import__("torchvision").datasets.CIFAR100(root, download=True),
+                  "CIFAR-100", root, ["cifar-100-python/"])
+    if not (official / "train").exists():
+        raise DatasetNotFoundError("CIFAR-100", root, ["cifar-100-python/{train,test,meta}",
+                                   "cifar100/{train,test}/<superclass>/*"],
+                                   "the official archive through torchvision")
+    classes = _unpickle(official / "meta")["coarse_label_names"]
+    train = _cifar_pickles(official, ["train"], "coarse_labels")
+    test = _cifar_pickles(official, ["test"], "coarse_labels")
+    return LabeledData(*train, *test, list(classes))
+
+
+def _download(fetch, name, root, looked_for):
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fetch()
+    except Exception as err:   # no internet, DNS failure, HTTP error…
+        raise DatasetNotFoundError(name, root, looked_for, "the official files",
+                                   f"the download failed ({type(err).__name__}: {err})") from err
+
+
+# ---------------------------------------------------------------- Fashion-MNIST
+
+#: Chen et al. (2020, VPU), problem "F-MNIST-1": trouser, coat and sneaker are positive.
+FASHION_MNIST_POSITIVE = ["Trouser", "Coat", "Sneaker"]
+FASHION_MNIST_FILES = ["train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                       "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"]
+
+
+def load_fashion_mnist(data_dir=None, download: bool = True) -> LabeledData:
+    """Fashion-MNIST through torchvision (raw files in ``<data_dir>/FashionMNIST/raw``).
+
+    Images are 1×28×28 uint8.
+    """
+    from torchvision.datasets import FashionMNIST
+    root = data_root(data_dir)
+    raw = root / "FashionMNIST" / "raw"
+    for f in FASHION_MNIST_FILES:          # accept the .gz files alone (as Debian ships them)
+        if not (raw / f).exists() and (raw / f"{f}.gz").exists():
+            with gzip.open(raw / f"{f}.gz") as src, open(raw / f, "wb") as dst:
+                shutil.copyfileobj(src, dst)
+    have = all((raw / f).exists() for f in FASHION_MNIST_FILES)
+    if not have and download:
+        _download(lambda: FashionMNIST(root, download=True), "Fashion-MNIST", root,
+                  [f"FashionMNIST/raw/{f}" for f in FASHION_MNIST_FILES])
+        have = True
+    if not have:
+        raise DatasetNotFoundError("Fashion-MNIST", root, [f"FashionMNIST/raw/{f}[.gz]"
+                                   for f in FASHION_MNIST_FILES], "the official files through torchvision")
+    train, test = FashionMNIST(root, train=True), FashionMNIST(root, train=False)
+    return LabeledData(train.data.unsqueeze(1), train.targets, test.data.unsqueeze(1), test.targets,
+                       list(train.classes))
+
+
+# ---------------------------------------------------------------- 20 Newsgroups
+
+NEWS_POSITIVE = ["sci.*", "soc.*", "talk.*"]
+
+
+def load_20news(data_dir=None, download: bool = True, max_features: int | None = None) -> LabeledData:
+    """20 Newsgroups (bydate split) as sparse tf-idf bag-of-words rows.
+
+    Tokens: scikit-learn's default word pattern (2+ alphanumerics), lower-cased; the
+    vocabulary is the training set's (optionally its ``max_features`` most frequent
+    words); weights: sublinear tf × idf, each row L2-normalised. Documents are the
+    raw posts (headers kept), as ``fetch_20newsgroups`` returns them.
+    """
+    from sklearn.datasets import fetch_20newsgroups, load_files
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    root = data_root(data_dir)
+    candidates = [root, root / "20news_home"]
+    folder = next((c for c in candidates if (c / "20news-bydate-train").is_dir()), None)
+    if folder is not None:
+        signature = {"path": str(folder.resolve()), "max_features": max_features}
+
+        def read():
+            return {s: load_files(folder / f"20news-bydate-{s}", encoding="latin1", shuffle=False)
+                    for s in ("train", "test")}
+    elif download:
+        signature = {"path": "sklearn", "max_features": max_features}
+
+        def read():
+            try:
+                return {s: fetch_20newsgroups(data_home=str(root), subset=s, shuffle=False,
+                                              download_if_missing=True) for s in ("train", "test")}
+            except Exception as err:
+                raise DatasetNotFoundError("20 Newsgroups", root, ["20news-bydate-train/<group>/*"],
+                                           "the bydate archive through scikit-learn",
+                                           f"the download failed ({type(err).__name__})") from err
+    else:
+        raise DatasetNotFoundError("20 Newsgroups", root,
+                                   ["20news-bydate-{train,test}/<group>/*",
+                                    "20news_home/20news-bydate-{train,test}/<group>/*"],
+                                   "the bydate archive through scikit-learn")
+
+    def build():
+        raw = read()
+        vec = TfidfVectorizer(lowercase=True, sublinear_tf=True, max_features=max_features,
+                              dtype=np.float32)
+        x_train = vec.fit_transform(raw["train"].data)
+        x_test = vec.transform(raw["test"].data)
+        return {"train": (SparseRows.from_scipy(x_train), torch.tensor(raw["train"].target)),
+                "test": (SparseRows.from_scipy(x_test), torch.tensor(raw["test"].target)),
+                "classes": list(raw["train"].target_names)}
+    data = _cached(root, f"20news-{max_features or 'all'}", signature, build)
+    return LabeledData(*data["train"], *data["test"], data["classes"])
+
+
+# ---------------------------------------------------------------- registry
+
+DATASETS = {
+    "cifar10": (load_cifar10, CIFAR10_POSITIVE),
+    "cifar100": (load_cifar100, CIFAR100_POSITIVE),
+    "20news": (load_20news, NEWS_POSITIVE),
+    "fashion_mnist": (load_fashion_mnist, FASHION_MNIST_POSITIVE),
+}
+
+
+def load_pu(name: str, data_dir=None, n_labeled: int = 1000, seed: int = 0, positive=None,
+            n_unlabeled: int | None = None, prior: float | None = None, download: bool = True,
+            **load_kwargs) -> PUData:
+    """The PU problem of Table 1 for data set ``name`` (see ``DATASETS``)."""
+    if name not in DATASETS:
+        raise ValueError(f"unknown data set {name!r}: use one of {sorted(DATASETS)} "
+                         "or load_image_folder() for your own images")
+    loader, default_positive = DATASETS[name]
+    data = loader(data_dir=data_dir, download=download, **load_kwargs)
+    return make_pu(name, data, positive or default_positive, n_labeled, seed, n_unlabeled, prior)
