@@ -174,8 +174,10 @@ def _decode_images(files, image_size=None) -> torch.Tensor:
     from tqdm.auto import tqdm
     out = []
     for f in tqdm(files, desc="decoding images", leave=False, mininterval=1):
-        img = decode_image(torch.frombuffer(bytearray(f.read_bytes()), dtype=torch.uint8),
-                           mode=ImageReadMode.RGB)
+        with warnings.catch_warnings():   # torchvision 0.29 announces a move to torchcodec
+            warnings.simplefilter("ignore", DeprecationWarning)
+            img = decode_image(torch.frombuffer(bytearray(f.read_bytes()), dtype=torch.uint8),
+                               mode=ImageReadMode.RGB)
         if image_size is not None and tuple(img.shape[1:]) != tuple(image_size):
             img = resize(img, list(image_size), antialias=True)
         out.append(img)

@@ -7,7 +7,11 @@ tensor operations; :meth:`SparseRows.torch` hands a batch to the model.
 """
 from __future__ import annotations
 
+import warnings
+
 import torch
+
+warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta")
 
 
 class SparseRows:
@@ -60,7 +64,8 @@ class SparseRows:
 
     def torch(self) -> torch.Tensor:
         """The rows as a torch sparse CSR tensor (what the first layer multiplies)."""
-        return torch.sparse_csr_tensor(self.crow, self.col, self.val, self.shape)
+        return torch.sparse_csr_tensor(self.crow, self.col, self.val, self.shape,
+                                       check_invariants=False)
 
     def to_dense(self) -> torch.Tensor:
         return self.torch().to_dense()

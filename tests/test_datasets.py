@@ -1,0 +1,217 @@
+"""Real data sets as PU problems (Table 1), offline copies, caches and errors."""
+import os
+import pickle
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from pusupport.datasets import (DatasetNotFoundError, LabeledData, load_20news, load_cifar10,
+                                load_cifar100, load_fashion_mnist, load_image_folder, load_pu,
+                                make_pu)
+from pusupport.models import build_model
+from pusupport.training import train
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+DATA = os.environ.get("PUSUPPORT_DATA")
+
+
+def need(path_exists: bool, what: str):
+    if not path_exists:
+        msg = f"{what} not found under PUSUPPORT_DATA={DATA!r} (run `make data` or set PUSUPPORT_DATA)"
+        if IN_CI:
+            pytest.fail(msg + " — CI=true: this test must run")
+        pytest.skip(msg)
+
+
+# ------------------------------------------------------------------ real data (Table 1)
+
+def test_cifar10_table1_row():
+    need(DATA is not None and (Path(DATA) / "cifar10-jpeg").is_dir(), "CIFAR-10 (cifar10-jpeg/)")
+    d = load_pu("cifar10", DATA, seed=0, download=False)
+    assert d.summary() == {"dataset": "cifar10", "n_p": 1000, "n_u": 50_000, "prior": 0.4,
+                           "test_p": 4000, "test_n": 6000}
+    assert d.x_u.dtype == torch.float32 and d.x_u.shape[1:] == (3, 32, 32)
+    assert 0 <= float(d.x_u.min()) and float(d.x_u.max()) <= 1
+    assert int(d.u_labeled.sum()) == 1000          # the labelled P are part of U (nnPU's protocol)
+    assert (d.u_labels[d.u_labeled] > 0).all()
+
+
+def test_20news_table1_row():
+    need(DATA is not None and (Path(DATA) / "20news-bydate-train").is_dir(), "20 Newsgroups bydate folders")
+    d = load_pu("20news", DATA, seed=0, download=False)
+    s = d.summary()
+    assert (s["n_p"], s["n_u"], s["test_p"], s["test_n"]) == (1000, 11_314, 3278, 4254)
+    assert abs(d.prior - 0.435) < 0.005
+    assert d.x_u.shape == (11_314, 130_107)            # the training vocabulary
+    m = build_model("news_mlp", in_features=d.x_u.shape[1]).eval()
+    assert m(d.x_u[torch.arange(5)].torch()).shape == (5,)
+
+
+def test_fashion_mnist_counts_follow_the_convention():
+    need(DATA is not None and (Path(DATA) / "FashionMNIST" / "raw").is_dir(), "Fashion-MNIST raw files")
+    d = load_pu("fashion_mnist", DATA, seed=0, download=False)
+    assert d.summary() == {"dataset": "fashion_mnist", "n_p": 1000, "n_u": 60_000, "prior": 0.3,
+                           "test_p": 3000, "test_n": 7000}
+
+
+# ------------------------------------------------------------------ CIFAR-100 official format
+
+def write_cifar100(root: Path, n_train=200, n_test=100):
+    """A tiny file set in the official cifar-100-python pickle format."""
+    rng = np.random.default_rng(0)
+    folder = root / "cifar-100-python"
+    folder.mkdir(parents=True)
+    coarse = ["aquatic_mammals", "fish", "flowers", "food_containers", "fruit_and_vegetables",
+              "household_electrical_devices", "household_furniture", "insects", "large_carnivores",
+              "large_man-made_outdoor_things", "large_natural_outdoor_scenes",
+              "large_omnivores_and_herbivores", "medium_mammals", "non-insect_invertebrates",
+              "people", "reptiles", "small_mammals", "trees", "vehicles_1", "vehicles_2"]
+    fine = [f"fine_{i}" for i in range(100)]
+    with open(folder / "meta", "wb") as f:
+        pickle.dump({"fine_label_names": fine, "coarse_label_names": coarse}, f)
+    for split, n in (("train", n_train), ("test", n_test)):
+        fine_labels = rng.integers(0, 100, n).tolist()
+        blob = {"filenames": [f"{i}.png" for i in range(n)], "batch_label": split,
+                "fine_labels": fine_labels, "coarse_labels": [l // 5 for l in fine_labels],
+                "data": rng.integers(0, 256, (n, 3072), dtype=np.uint8)}
+        with open(folder / split, "wb") as f:
+            pickle.dump(blob, f)
+    return coarse
+
+
+def test_cifar100_superclasses_from_the_official_pickle(tmp_path):
+    coarse = write_cifar100(tmp_path)
+    raw = load_cifar100(tmp_path, download=False)
+    assert raw.classes == coarse and raw.x_train.shape == (200, 3, 32, 32)
+    animal = [coarse.index(c) for c in ("aquatic_mammals", "fish", "insects", "large_carnivores",
+                                         "large_omnivores_and_herbivores", "medium_mammals",
+                                         "non-insect_invertebrates", "people", "reptiles",
+                                         "small_mammals")]
+    truth = torch.isin(raw.y_train, torch.tensor(animal))
+    d = load_pu("cifar100", tmp_path, n_labeled=20, download=False)
+    assert d.prior == pytest.approx(float(truth.float().mean()))
+    assert int((d.y_test > 0).sum()) == int(torch.isin(raw.y_test, torch.tensor(animal)).sum())
+    # pixels are the pickle's bytes in CHW order, scaled to [0, 1]
+    with open(tmp_path / "cifar-100-python" / "train", "rb") as f:
+        first = pickle.load(f)["data"][0]
+    assert torch.allclose(d.x_u[0].reshape(-1), torch.tensor(first, dtype=torch.float32) / 255)
+
+
+# ------------------------------------------------------------------ your own images
+
+def build_image_folder(root: Path, classes=("cat", "dog", "ship"), per_class=6):
+    from PIL import Image
+    rng = np.random.default_rng(1)
+    for split in ("train", "test"):
+        for c in classes:
+            (root / split / c).mkdir(parents=True)
+            for i in range(per_class):
+                Image.fromarray(rng.integers(0, 256, (8, 8, 3), dtype=np.uint8)).save(
+                    root / split / c / f"{i}.png")
+    return root
+
+
+def test_image_folder_to_pu(tmp_path):
+    folder = build_image_folder(tmp_path / "pets")
+    raw = load_image_folder(folder, data_dir=tmp_path)
+    assert raw.classes == ["cat", "dog", "ship"] and raw.x_train.shape == (18, 3, 8, 8)
+    d = make_pu("pets", raw, ["ship"], n_labeled=3, seed=0)
+    assert d.prior == pytest.approx(1 / 3) and len(d.x_p) == 3 and int(d.u_labeled.sum()) == 3
+    assert (d.y_test > 0).sum() == 6
+    again = load_image_folder(folder, data_dir=tmp_path)        # from the cache
+    assert torch.equal(again.x_train, raw.x_train)
+
+
+def test_corrupt_cache_is_detected_and_rebuilt(tmp_path):
+    folder = build_image_folder(tmp_path / "pets")
+    first = load_image_folder(folder, data_dir=tmp_path)
+    cache = next((tmp_path / "cache").glob("imagefolder-*.pt"))
+    cache.write_bytes(cache.read_bytes()[:100])                 # a partial write
+    with pytest.warns(UserWarning, match="unreadable"):
+        rebuilt = load_image_folder(folder, data_dir=tmp_path)
+    assert torch.equal(rebuilt.x_train, first.x_train)
+    torch.save({"version": 1, "signature": {"stale": True}, "data": None}, cache)
+    with pytest.warns(UserWarning, match="stale"):
+        assert torch.equal(load_image_folder(folder, data_dir=tmp_path).x_test, first.x_test)
+
+
+# ------------------------------------------------------------------ the PU construction
+
+def toy(n=100):
+    y = torch.arange(n) % 4
+    return LabeledData(torch.arange(2.0 * n).reshape(n, 2), y, torch.zeros(40, 2), torch.arange(40) % 4,
+                       ["a", "b", "c", "d"])
+
+
+def test_make_pu_is_seeded_and_disjoint_on_request():
+    a, b = make_pu("toy", toy(), ["a"], 10, seed=3), make_pu("toy", toy(), ["a"], 10, seed=3)
+    assert torch.equal(a.x_p, b.x_p)
+    d = make_pu("toy", toy(), ["a", "b"], 10, seed=0, n_unlabeled=50)
+    assert len(d.x_u) == 50 and not d.u_labeled.any()
+    assert d.prior == pytest.approx(float((d.u_labels > 0).float().mean()))
+
+
+def test_given_prior_overrides_with_a_warning():
+    with pytest.warns(UserWarning, match="positive fraction of U is 0.2500"):
+        d = make_pu("toy", toy(), ["a"], 10, prior=0.3)
+    assert d.prior == 0.3
+
+
+def test_unknown_positive_class_lists_the_valid_ones():
+    with pytest.raises(ValueError, match=r"unknown positive class\(es\) \['z'\]; valid class names: \['a'"):
+        make_pu("toy", toy(), ["a", "z"], 10)
+
+
+def test_bad_sizes_are_rejected():
+    with pytest.raises(ValueError, match="n_labeled=0"):
+        make_pu("toy", toy(), ["a"], 0)
+    with pytest.raises(ValueError, match="n_unlabeled"):
+        make_pu("toy", toy(), ["a"], 10, n_unlabeled=1000)
+    with pytest.raises(ValueError, match="unknown data set 'mnist'"):
+        load_pu("mnist")
+
+
+# ------------------------------------------------------------------ offline errors
+
+@pytest.mark.parametrize("loader,expect", [
+    (load_cifar10, "cifar-10-batches-py"), (load_cifar100, "cifar-100-python"),
+    (load_20news, "20news-bydate"), (load_fashion_mnist, "FashionMNIST/raw"),
+])
+def test_missing_data_offline_names_files_and_three_fixes(tmp_path, loader, expect):
+    with pytest.raises(DatasetNotFoundError) as err:
+        loader(tmp_path, download=False)
+    msg = str(err.value)
+    assert expect in msg and str(tmp_path) in msg
+    assert "download=True" in msg and "data_dir=" in msg and "PUSUPPORT_DATA" in msg
+
+
+def test_failed_download_gives_the_same_clear_error(tmp_path, monkeypatch):
+    import torchvision
+
+    def offline(*a, **k):
+        raise OSError("no route to host")
+    monkeypatch.setattr(torchvision.datasets, "CIFAR10", offline)
+    with pytest.raises(DatasetNotFoundError, match="download failed.*no route to host"):
+        load_cifar10(tmp_path, download=True)
+
+
+def test_environment_variable_points_at_the_data(tmp_path, monkeypatch):
+    write_cifar100(tmp_path)
+    monkeypatch.setenv("PUSUPPORT_DATA", str(tmp_path))
+    assert len(load_cifar100(download=False).y_train) == 200
+
+
+def test_training_runs_on_sparse_features():
+    import scipy.sparse as sp
+    from pusupport.sparse import SparseRows
+    rng = np.random.default_rng(0)
+    x = sp.random(120, 30, density=0.2, format="csr", random_state=0, dtype=np.float32)
+    y = torch.tensor(rng.integers(0, 2, 120))
+    raw = LabeledData(SparseRows.from_scipy(x[:80]), y[:80], SparseRows.from_scipy(x[80:]), y[80:],
+                      ["neg", "pos"])
+    d = make_pu("sparse", raw, ["pos"], 10)
+    h = train(d, model="news_mlp", epochs=3, select_from=2, n_select=3, batch_size=32,
+              progress=False).history
+    assert h.n_selected.tolist() == [0, 3, h.n_selected.iloc[-1]] and h.test_error.notna().all()
