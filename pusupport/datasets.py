@@ -22,6 +22,7 @@ import numpy as np
 import torch
 
 from .data import PUData
+from .progress import progress
 from .risks import check_prior
 from .sparse import SparseRows
 
@@ -171,9 +172,8 @@ def _list_images(folder: Path):
 def _decode_images(files, image_size=None) -> torch.Tensor:
     from torchvision.io import ImageReadMode, decode_image
     from torchvision.transforms.functional import resize
-    from tqdm.auto import tqdm
     out = []
-    for f in tqdm(files, desc="decoding images", leave=False, mininterval=1):
+    for f in progress(files, desc="decoding images", leave=False, mininterval=1):
         with warnings.catch_warnings():   # torchvision 0.29 announces a move to torchcodec
             warnings.simplefilter("ignore", DeprecationWarning)
             img = decode_image(torch.frombuffer(bytearray(f.read_bytes()), dtype=torch.uint8),

@@ -1,8 +1,11 @@
 """The paper's experimental settings, the book's profiles, and papermill parameters.
 
-A page's first cell declares its parameters; :func:`resolve_page` checks them
-(unknown names, wrong types, unknown profile) and returns the resolved
-:class:`Experiment`: the paper's settings with the profile's changes applied.
+Settings are resolved in layers: the paper's settings for a data set
+(:data:`PAPER`), what a profile changes for that data set
+(:data:`PROFILE_CHANGES`), what a page changes on top (:data:`PAGE_CHANGES`),
+then the page's explicit papermill parameters. :func:`resolve_page` validates
+the parameters (unknown names, wrong types, unknown profile) and returns the
+:class:`Experiment`, which knows what differs from the paper.
 """
 from __future__ import annotations
 
@@ -12,41 +15,99 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-from tqdm.auto import tqdm
 
+from .progress import progress
 from .records import save_results
 from .training import TrainConfig, resolve_device, train
 
 PROFILES = ("smoke", "cpu", "paper")
 
-#: The paper's settings per experiment (§4 and the issue tracker's transcription).
+#: The paper's settings per data set (§4; Adam, logistic loss, nnPU β = 0, γ = 1).
 PAPER = {
     "synthetic": dict(model="mlp", epochs=1000, batch_size=128, lr=1e-4, lr_schedule={100: 1e-5},
-                      weight_decay=0.05, n_select=1, select_from=200, loss="logistic", n_seeds=10),
+                      weight_decay=0.05, n_select=1, select_from=200, n_seeds=10,
+                      n_labeled=100, n_unlabeled=1000, n_test=10_000),
+    "cifar10": dict(model="kiryo_cnn", width=1.0, dropout=0.5, epochs=200, batch_size=2000, lr=1e-4,
+                    lr_schedule={50: 5e-5, 100: 1e-5}, weight_decay=0.017, n_select=150,
+                    select_from=20, n_seeds=10, n_labeled=1000, n_unlabeled=None, amp=None),
+    "cifar100": dict(model="coteaching_cnn", width=1.0, dropout=0.5, epochs=300, batch_size=1000,
+                     lr=1e-4, lr_schedule={50: 1e-6}, weight_decay=0.1, n_select=160,
+                     select_from=60, n_seeds=10, n_labeled=1000, n_unlabeled=None, amp=None),
+    "20news": dict(model="news_mlp", width=1.0, dropout=0.0, epochs=500, batch_size=5000, lr=1e-4,
+                   lr_schedule={50: 1e-5}, weight_decay=5e-4, n_select=160, select_from=60,
+                   n_seeds=10, n_labeled=1000, n_unlabeled=None, max_features=None),
+    # Not in the paper: our choices, with nnPU's MLP (ReLU) as for its MNIST experiment.
+    "fashion_mnist": dict(model="news_mlp", activation="relu", width=1.0, dropout=0.0, epochs=200,
+                          batch_size=2000, lr=1e-4, lr_schedule={50: 1e-5}, weight_decay=5e-4,
+                          n_select=150, select_from=20, n_seeds=10, n_labeled=1000,
+                          n_unlabeled=None),
 }
 
-#: What each profile changes from the paper (absent keys keep the paper's value).
-CHANGES = {
+#: Data sets whose "paper" settings are ours (the paper has no such experiment).
+NOT_IN_PAPER = {"fashion_mnist"}
+
+#: What each profile changes for a data set. `cpu`: narrower CNNs with bf16 autocast,
+#: a disjoint U sample, fewer epochs (learning-rate milestones and the first selection
+#: epoch scaled with them), n_select scaled so that S can reach the same fraction of U.
+PROFILE_CHANGES = {
     "synthetic": {
         "paper": {},
-        "cpu": {"n_seeds": 3},
+        "cpu": {"n_seeds": 5},
         "smoke": {"epochs": 12, "select_from": 6, "lr_schedule": {6: 1e-5}, "n_seeds": 2,
                   "n_test": 2000},
     },
+    "cifar10": {
+        "paper": {},
+        "cpu": {"width": 0.25, "amp": True, "n_unlabeled": 10_000, "epochs": 12, "batch_size": 500,
+                "lr_schedule": {3: 5e-5, 6: 1e-5}, "select_from": 2, "n_select": 300, "n_seeds": 2},
+        "smoke": {"width": 0.125, "amp": True, "n_labeled": 100, "n_unlabeled": 400, "epochs": 3,
+                  "batch_size": 100, "lr_schedule": {}, "select_from": 2, "n_select": 20,
+                  "n_seeds": 2},
+    },
+    "cifar100": {
+        "paper": {},
+        "cpu": {"width": 0.25, "amp": True, "n_unlabeled": 10_000, "epochs": 12, "batch_size": 500,
+                "lr_schedule": {2: 1e-6}, "select_from": 3, "n_select": 300, "n_seeds": 2},
+        "smoke": {"width": 0.125, "amp": True, "n_labeled": 100, "n_unlabeled": 400, "epochs": 3,
+                  "batch_size": 100, "lr_schedule": {}, "select_from": 2, "n_select": 20,
+                  "n_seeds": 2},
+    },
+    "20news": {
+        "paper": {},
+        "cpu": {"max_features": 20_000, "epochs": 60, "lr_schedule": {6: 1e-5}, "select_from": 8,
+                "n_select": 160, "n_seeds": 2},
+        "smoke": {"max_features": 2000, "n_labeled": 100, "n_unlabeled": 600, "epochs": 3,
+                  "batch_size": 300, "lr_schedule": {}, "select_from": 2, "n_select": 20,
+                  "n_seeds": 2},
+    },
+    "fashion_mnist": {
+        "paper": {},
+        "cpu": {"epochs": 40, "lr_schedule": {10: 1e-5}, "select_from": 4, "n_select": 750,
+                "n_seeds": 2},
+        "smoke": {"n_labeled": 100, "n_unlabeled": 600, "epochs": 3, "batch_size": 200,
+                  "lr_schedule": {}, "select_from": 2, "n_select": 20, "n_seeds": 2},
+    },
 }
 
-#: Data-set settings that are not training settings.
-DATA_KEYS = ("n_test",)
+MODEL_KEYS = ("width", "dropout", "activation")
+DATA_KEYS = ("n_labeled", "n_unlabeled", "n_test", "max_features")
 
 COMMON = {"profile": str, "device": str, "seeds": (list, type(None)), "data_dir": (str, type(None)),
           "output_dir": str}
+OPT_INT = (int, type(None))
 
-#: Extra papermill parameters per page, with their types; None means "profile decides".
-PAGE_PARAMETERS = {
-    "introduction": {},
-    "synthetic": {"epochs": (int, type(None)), "n_select": (int, type(None)),
-                  "select_from": (int, type(None))},
+#: Each page: the data set whose settings it starts from, its extra papermill
+#: parameters (None = "the profile decides") and its changes per profile.
+PAGES = {
+    "introduction": {"dataset": None, "parameters": {}},
+    "synthetic": {"dataset": "synthetic",
+                  "parameters": {"epochs": OPT_INT, "n_select": OPT_INT, "select_from": OPT_INT}},
+    "real_data": {"dataset": "cifar10",
+                  "parameters": {"dataset": str, "epochs": OPT_INT, "n_select": OPT_INT,
+                                 "select_from": OPT_INT, "n_unlabeled": OPT_INT}},
 }
+
+PAGE_CHANGES: dict = {}
 
 _IPYTHON_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
 
@@ -56,61 +117,90 @@ class Experiment:
     """A page's resolved settings."""
 
     page: str
+    dataset: str | None
     profile: str
     device: str
     seeds: list
     output_dir: Path
     data_dir: Path | None
-    train: dict
-    data: dict = field(default_factory=dict)
+    settings: dict
     changes: dict = field(default_factory=dict)
+    params: dict = field(default_factory=dict)
     started: float = field(default_factory=time.perf_counter)
 
     @property
+    def name(self) -> str:
+        """The page's results folder name: the page, plus the data set when it is a parameter."""
+        return f"{self.page}_{self.dataset}" if "dataset" in self.params else self.page
+
+    @property
     def results_dir(self) -> Path:
-        return self.output_dir / self.page
+        return self.output_dir / self.name
+
+    @property
+    def paper(self) -> dict:
+        return PAPER.get(self.dataset, {})
+
+    @property
+    def train(self) -> dict:
+        """TrainConfig fields (model settings folded into model_kwargs)."""
+        cfg = {k: v for k, v in self.settings.items()
+               if k not in MODEL_KEYS + DATA_KEYS + ("n_seeds",)}
+        cfg["model_kwargs"] = {k: self.settings[k] for k in MODEL_KEYS if k in self.settings}
+        return cfg
+
+    @property
+    def data(self) -> dict:
+        """Keyword arguments for the data set's loader."""
+        return {k: self.settings[k] for k in DATA_KEYS if k in self.settings}
 
     def config(self, method: str, seed: int, **overrides) -> TrainConfig:
-        return TrainConfig(method=method, seed=seed, device=self.device,
-                           **{**self.train, **overrides})
+        return TrainConfig(method=method, seed=seed, device=self.device, **{**self.train, **overrides})
 
     def describe(self) -> str:
-        lines = [f"page '{self.page}' — profile '{self.profile}' on {self.device}, "
+        """Which profile ran, and every setting it changed from the paper."""
+        where = f" on {self.dataset}" if self.dataset else ""
+        lines = [f"page '{self.page}'{where} — profile '{self.profile}' on {self.device}, "
                  f"seeds {self.seeds}"]
+        if self.dataset in NOT_IN_PAPER:
+            lines.append(f"({self.dataset} is not in the paper: 'paper' settings are this book's choice)")
         if self.changes:
             lines.append("changed from the paper:")
-            lines += [f"  {k} = {v!r}   (paper: {PAPER.get(self.page, {}).get(k, 'not set')!r})"
+            lines += [f"  {k} = {v!r}   (paper: {self.paper.get(k, 'not set')!r})"
                       for k, v in self.changes.items()]
-        else:
+        elif self.dataset:
             lines.append("the paper's settings, unchanged")
         return "\n".join(lines)
 
     def wall_time(self) -> float:
         return time.perf_counter() - self.started
 
-    def save(self, history: pd.DataFrame) -> dict:
-        """Write history.csv and summary.json under ``output_dir/page``."""
-        return save_results(history, self.results_dir, page=self.page, profile=self.profile,
-                            device=self.device, seeds=self.seeds, changes=self.changes,
-                            wall_seconds=round(self.wall_time(), 1))
+    def save(self, history: pd.DataFrame, name: str | None = None, **extra) -> dict:
+        """Write history.csv and summary.json under ``output_dir/page`` (or ``/name``)."""
+        out = self.results_dir if name is None else self.results_dir / name
+        return save_results(history, out, page=self.page, dataset=self.dataset,
+                            profile=self.profile, device=self.device, seeds=self.seeds,
+                            changes=self.changes, wall_seconds=round(self.wall_time(), 1), **extra)
 
 
 def _check_type(name, value, expected):
-    if isinstance(value, bool) and expected in (int, float):
-        ok = False
-    else:
-        ok = isinstance(value, expected)
+    ok = isinstance(value, expected) and not (isinstance(value, bool) and expected in (int, OPT_INT))
     if not ok:
-        names = " or ".join(t.__name__ for t in (expected if isinstance(expected, tuple) else (expected,)))
+        types = expected if isinstance(expected, tuple) else (expected,)
+        names = " or ".join("None" if t is type(None) else t.__name__ for t in types)
         raise TypeError(f"parameter {name}={value!r} has type {type(value).__name__}; "
                         f"expected {names} — fix the papermill -p/-y value")
 
 
+def page_parameters(page: str) -> dict:
+    return {**COMMON, **PAGES[page]["parameters"]}
+
+
 def resolve_page(page: str, namespace: dict) -> Experiment:
-    """Validate a notebook's parameters (its ``globals()``) and resolve the experiment."""
-    if page not in PAGE_PARAMETERS:
-        raise ValueError(f"unknown page {page!r}: use one of {sorted(PAGE_PARAMETERS)}")
-    spec = {**COMMON, **PAGE_PARAMETERS[page]}
+    """Validate a notebook's parameters (its ``globals()``) and resolve its experiment."""
+    if page not in PAGES:
+        raise ValueError(f"unknown page {page!r}: use one of {sorted(PAGES)}")
+    spec = page_parameters(page)
     given = {k: v for k, v in namespace.items()
              if not k.startswith("_") and k not in _IPYTHON_NAMES
              and not callable(v) and type(v).__name__ != "module"}
@@ -125,46 +215,92 @@ def resolve_page(page: str, namespace: dict) -> Experiment:
     profile = given["profile"]
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}: use one of {list(PROFILES)}")
-    paper = PAPER.get(page, {"n_seeds": 1})
-    changes = dict(CHANGES.get(page, {}).get(profile, {}))
+    dataset = given.get("dataset", PAGES[page]["dataset"])
+    if dataset is not None and dataset not in PAPER:
+        raise ValueError(f"unknown dataset {dataset!r}: use one of {sorted(PAPER)}")
+    paper = PAPER.get(dataset, {"n_seeds": 1})
+    changes = {**PROFILE_CHANGES.get(dataset, {}).get(profile, {}),
+               **PAGE_CHANGES.get(page, {}).get(profile, {})}
     settings = {**paper, **changes}
-    for name in PAGE_PARAMETERS[page]:
-        if given[name] is not None:
+    for name in PAGES[page]["parameters"]:
+        if name != "dataset" and given[name] is not None:
             settings[name] = given[name]
-            if given[name] != paper.get(name):
-                changes[name] = given[name]
-    n_seeds = settings.pop("n_seeds")
+            changes[name] = given[name]
+    changes = {k: v for k, v in changes.items() if paper.get(k, object()) != v}
+    n_seeds = settings["n_seeds"]
     seeds = given["seeds"] if given["seeds"] is not None else list(range(n_seeds))
-    if given["seeds"] is not None and len(seeds) != paper["n_seeds"]:
+    if len(seeds) != paper["n_seeds"]:
         changes["n_seeds"] = len(seeds)
-    data = {k: settings.pop(k) for k in DATA_KEYS if k in settings}
     data_dir = given["data_dir"] or os.environ.get("PUSUPPORT_DATA")
-    return Experiment(page, profile, str(resolve_device(given["device"])), seeds,
+    params = {k: given[k] for k in PAGES[page]["parameters"]}
+    if "dataset" in params and params["dataset"] not in PAPER:
+        raise ValueError(f"unknown dataset {params['dataset']!r}: use one of {sorted(PAPER)}")
+    return Experiment(page, dataset, profile, str(resolve_device(given["device"])), seeds,
                       Path(given["output_dir"]), Path(data_dir) if data_dir else None,
-                      settings, data, changes)
+                      settings, changes, params)
 
 
 def profile_table() -> pd.DataFrame:
-    """Every experiment's settings under each profile (the paper's, then each change)."""
+    """Every data set's settings in the paper and what each profile changes."""
     rows = []
-    for page, paper in PAPER.items():
+    for dataset, paper in PAPER.items():
         for profile in PROFILES:
-            changed = CHANGES[page][profile]
-            rows.append({"experiment": page, "profile": profile,
-                         "changes from the paper": ", ".join(f"{k}={v}" for k, v in changed.items())
-                         or ("—" if profile != "paper" else "; ".join(
-                             f"{k}={v}" for k, v in paper.items()))})
-    return pd.DataFrame(rows).set_index(["experiment", "profile"])
+            changed = PROFILE_CHANGES[dataset][profile]
+            text = ("; ".join(f"{k}={v}" for k, v in paper.items()) if profile == "paper"
+                    else ", ".join(f"{k}={v}" for k, v in changed.items()) or "—")
+            rows.append({"data set": dataset, "profile": profile, "settings": text})
+    return pd.DataFrame(rows).set_index(["data set", "profile"])
 
 
 def run_methods(exp: Experiment, methods, make_data, **overrides) -> pd.DataFrame:
-    """Train every method on every seed; ``make_data(seed)`` builds the PU data."""
+    """Train every method on every seed; ``make_data(seed)`` builds the PU data.
+
+    ``methods`` is a list of names, or a dict mapping a label to TrainConfig overrides
+    (e.g. ``{"nnpu+p": {"method": "nnpu"}}``). Returns the tidy history of all runs.
+    """
+    if not isinstance(methods, dict):
+        methods = {m: {"method": m} for m in methods}
     histories = []
-    runs = [(seed, m) for seed in exp.seeds for m in methods]
+    runs = [(seed, label) for seed in exp.seeds for label in methods]
     data, data_seed = None, None
-    for seed, method in tqdm(runs, desc=exp.page):
+    for seed, label in progress(runs, desc=exp.name):
         if seed != data_seed:
             data, data_seed = make_data(seed), seed
-        result = train(data, exp.config(method, seed, **overrides))
-        histories.append(result.history)
+        spec = {**overrides, **methods[label]}
+        result = train(data, exp.config(spec.pop("method", label), seed, **spec))
+        histories.append(result.history.assign(method=label))
     return pd.concat(histories, ignore_index=True)
+
+
+def data_for(exp: Experiment, **changes):
+    """A function seed → PUData for the page's data set (loaded once, drawn per seed).
+
+    Raises :class:`~pusupport.datasets.DatasetNotFoundError` at once when the data
+    set is neither on disk nor downloadable.
+    """
+    from .data import synthetic
+    from .datasets import DATASETS, make_pu
+    opts = {**exp.data, **changes}
+    if exp.dataset == "synthetic":
+        return lambda seed: synthetic(seed, **opts)
+    loader, positive = DATASETS[exp.dataset]
+    load_opts = {k: opts.pop(k) for k in ("max_features",) if k in opts}
+    labeled = loader(data_dir=exp.data_dir, **load_opts)
+    return lambda seed: make_pu(exp.dataset, labeled, positive, seed=seed, **opts)
+
+
+def not_run_box(exp: Experiment, error: Exception) -> None:
+    """Show a prominent 'not run' box and record the page as not run in summary.json."""
+    import json
+    from IPython.display import HTML, display
+    from .records import atomic_write_text
+    text = str(error).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    display(HTML(
+        '<div class="admonition warning"><p class="admonition-title">Not run: data not available</p>'
+        f"<p>This page needs the <b>{exp.dataset}</b> data set, which is not on this machine "
+        "and could not be downloaded. How to get it:</p>"
+        f'<pre style="white-space: pre-wrap">{text}</pre>'
+        "<p>Then re-run this page (or <code>make book</code>).</p></div>"))
+    atomic_write_text(exp.results_dir / "summary.json", json.dumps(
+        {"status": "not run", "reason": "data not available", "page": exp.page,
+         "dataset": exp.dataset, "profile": exp.profile, "methods": {}}, indent=2))

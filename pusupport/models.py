@@ -101,7 +101,8 @@ class NewsMLP(nn.Module):
     """nnPU's 20News MLP: d → 300 → 300 → 300 → 1.
 
     Each hidden layer is Linear without bias + BatchNorm + activation (Softsign as
-    in nnPU's Table 2; 'relu' selectable). The first layer accepts sparse input.
+    in nnPU's Table 2; 'relu' selectable). The first layer accepts sparse input;
+    dense inputs with more than two dimensions (images) are flattened.
     """
 
     ACTIVATIONS = {"softsign": nn.Softsign, "relu": nn.ReLU}
@@ -120,22 +121,26 @@ class NewsMLP(nn.Module):
             nn.Linear(h, 1))
 
     def forward(self, x):
+        if x.layout == torch.strided and x.dim() > 2:
+            x = x.flatten(1)
         return self.net(self.first(x)).squeeze(-1)
 
 
 @torch.inference_mode()
-def predict(model: nn.Module, x, batch_size: int = 4096) -> torch.Tensor:
+def predict(model: nn.Module, x, batch_size: int = 4096, amp: bool = False) -> torch.Tensor:
     """Scores g(x) in eval mode without gradients, in float32, ``batch_size`` rows at a time.
 
-    ``x`` may be a tensor or :class:`~pusupport.sparse.SparseRows`; the model's
-    train/eval mode is restored afterwards.
+    ``x`` may be a tensor or :class:`~pusupport.sparse.SparseRows`; ``amp`` runs the
+    forward pass under bfloat16 autocast. The model's train/eval mode is restored.
     """
     from .sparse import as_model_input
     was_training = model.training
     model.eval()
+    device = next(model.parameters()).device.type
     try:
-        return torch.cat([model(as_model_input(x[i:i + batch_size])).reshape(-1).float()
-                          for i in range(0, len(x), batch_size)])
+        with torch.autocast(device, dtype=torch.bfloat16, enabled=amp):
+            return torch.cat([model(as_model_input(x[i:i + batch_size])).reshape(-1).float()
+                              for i in range(0, len(x), batch_size)])
     finally:
         model.train(was_training)
 

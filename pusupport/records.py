@@ -39,7 +39,7 @@ def save_results(history: pd.DataFrame, out_dir, **meta) -> dict:
     """Write ``history.csv`` and ``summary.json`` (final metrics + ``meta``) to ``out_dir``."""
     out_dir = Path(out_dir)
     atomic_write_text(out_dir / "history.csv", history.to_csv(index=False))
-    summary = {"methods": summarize(history), **meta}
+    summary = {"status": "run", "methods": summarize(history), **meta}
     atomic_write_text(out_dir / "summary.json", json.dumps(summary, indent=2, default=str))
     return summary
 

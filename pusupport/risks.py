@@ -111,4 +111,15 @@ def aapu_risk(g_p, g_u, g_s, prior: float, loss: str = "logistic",
     return _non_negative(positive, negative, beta, gamma)
 
 
-RISKS = ("upu", "nnpu", "aapu")
+def naive_risk(g_p, g_u, g_s, prior: float, loss: str = "logistic",
+                beta: float = 0.0, gamma: float = 1.0) -> Risk:
+    """Ablation: S simply joins the labelled positives everywhere.
+
+    nnPU (Eq. 9) with X_p ∪ S as the positive sample — so S enters the positive
+    risk *and* the −π·ℓ(−g) correction, with means over |P ∪ S|. The paper argues
+    against this (§3.3): S is biased towards easy positives.
+    """
+    return nnpu_risk(torch.cat([g_p, g_s], -1), g_u, prior, loss, beta, gamma)
+
+
+RISKS = ("upu", "nnpu", "aapu", "naive")

@@ -12,13 +12,13 @@ from .models import predict
 
 
 def unlabeled_losses(model: torch.nn.Module, x_u, loss: str = "logistic",
-                     batch_size: int = 4096) -> torch.Tensor:
+                     batch_size: int = 4096, amp: bool = False) -> torch.Tensor:
     """ℓ(−g(x)) for every row of ``x_u``, computed in eval mode without gradients.
 
     The model's train/eval mode is restored afterwards.
     """
     ell = get_loss(loss)
-    scores = predict(model, x_u, batch_size)
+    scores = predict(model, x_u, batch_size, amp)
     if torch.isnan(scores).any():
         raise FloatingPointError(
             "the model produced NaN scores on U: training diverged — lower the "

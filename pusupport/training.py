@@ -14,14 +14,18 @@ from dataclasses import asdict, dataclass, field
 import pandas as pd
 import torch
 from sklearn.metrics import roc_auc_score
-from tqdm.auto import tqdm
 
 from .data import PUData
 from .losses import LOSSES
 from .models import MODELS, build_model, predict
-from .risks import RISKS, aapu_risk, nnpu_risk, upu_risk
+from .progress import progress
+from .risks import RISKS, aapu_risk, naive_risk, nnpu_risk, upu_risk
 from .selection import SelectedSet, unlabeled_losses
 from .sparse import as_model_input, cat_rows
+
+
+#: Methods that grow a selected set S.
+SELECTING = ("aapu", "naive")
 
 
 @dataclass
@@ -51,6 +55,7 @@ class TrainConfig:
     device: str = "auto"
     amp: bool | None = None
     eval_batch_size: int = 4096
+    record_u_losses: tuple = ()
     progress: bool = True
 
     def __post_init__(self):
@@ -70,11 +75,12 @@ class TrainConfig:
         need(0 < self.gamma <= 1, f"gamma must be in (0, 1], got {self.gamma} (nnPU uses gamma=1)")
         need(isinstance(self.n_select, int) and self.n_select >= 0,
              f"n_select must be an int >= 0, got {self.n_select!r}")
-        if self.method == "aapu":
+        if self.method in SELECTING:
             need(1 <= self.select_from <= self.epochs,
                  f"select_from={self.select_from} is outside epochs 1..{self.epochs}: "
                  "aaPU would never select; lower select_from or raise epochs")
         self.lr_schedule = {int(k): float(v) for k, v in self.lr_schedule.items()}
+        self.record_u_losses = tuple(int(e) for e in self.record_u_losses)
 
     def lr_at(self, epoch: int) -> float:
         """Learning rate used during (1-indexed) ``epoch``."""
@@ -113,9 +119,9 @@ def stratified_batches(n_p: int, n_u: int, s_index: torch.Tensor, batch_size: in
     return list(zip(p, u, s))
 
 
-def evaluate(model, x_test, y_test, batch_size=4096) -> dict:
+def evaluate(model, x_test, y_test, batch_size=4096, amp=False) -> dict:
     """Zero-one test error of sign(g) (g > 0 ⇒ +1) and ROC AUC."""
-    g = predict(model, x_test, batch_size)
+    g = predict(model, x_test, batch_size, amp)
     error = float(((g > 0) != (y_test > 0)).float().mean())
     auc = float(roc_auc_score((y_test > 0).cpu().numpy(), g.cpu().numpy()))
     return {"test_error": error, "test_auc": auc}
@@ -123,12 +129,15 @@ def evaluate(model, x_test, y_test, batch_size=4096) -> dict:
 
 @dataclass
 class RunResult:
-    """History (one row per epoch), the trained model and the selected set."""
+    """History (one row per epoch), the trained model, the selected set, and the
+    U losses ℓ(−g(x)) (``selection_loss``) recorded after the epochs in
+    ``config.record_u_losses``."""
 
     history: pd.DataFrame
     model: torch.nn.Module
     selected: SelectedSet
     config: TrainConfig
+    u_losses: dict = field(default_factory=dict)
 
     @property
     def picks(self) -> pd.DataFrame:
@@ -142,6 +151,8 @@ def _risk(cfg: TrainConfig, g_p, g_u, g_s, prior):
         return upu_risk(g_p, g_u, prior, cfg.loss)
     if cfg.method == "nnpu":
         return nnpu_risk(g_p, g_u, prior, cfg.loss, cfg.beta, cfg.gamma)
+    if cfg.method == "naive":
+        return naive_risk(g_p, g_u, g_s, prior, cfg.loss, cfg.beta, cfg.gamma)
     return aapu_risk(g_p, g_u, g_s, prior, cfg.loss, cfg.beta, cfg.gamma)
 
 
@@ -155,16 +166,16 @@ def train(data: PUData, config: TrainConfig | None = None, **overrides) -> RunRe
     data = data.to(device)
     kwargs = dict(cfg.model_kwargs)
     if cfg.model == "news_mlp":
-        kwargs.setdefault("in_features", data.x_u.shape[1])
+        kwargs.setdefault("in_features", math.prod(data.x_u.shape[1:]))
     model = build_model(cfg.model, **kwargs).to(device)
     channels_last = device.type == "cuda" and data.x_u.dim() == 4
     if channels_last:
         model = model.to(memory_format=torch.channels_last)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     selected = SelectedSet(len(data.x_u), data.u_labeled, data.u_labels, cfg.allow_repick)
-    rows, start = [], time.perf_counter()
-    bar = tqdm(range(1, cfg.epochs + 1), desc=f"{cfg.method} seed {cfg.seed}",
-               disable=not cfg.progress, leave=False)
+    rows, u_losses, start = [], {}, time.perf_counter()
+    bar = progress(range(1, cfg.epochs + 1), cfg.progress, desc=f"{cfg.method} seed {cfg.seed}",
+                   leave=False)
     for epoch in bar:
         lr = cfg.lr_at(epoch)
         for group in opt.param_groups:
@@ -195,12 +206,16 @@ def train(data: PUData, config: TrainConfig | None = None, **overrides) -> RunRe
         row = {"method": cfg.method, "seed": cfg.seed, "epoch": epoch, "lr": lr,
                "risk": means[0], "risk_positive": means[1], "risk_negative": means[2],
                "corrected_fraction": means[3],
-               **evaluate(model, data.x_test, data.y_test, cfg.eval_batch_size)}
-        if cfg.method == "aapu" and epoch >= cfg.select_from and cfg.n_select > 0:
-            losses = unlabeled_losses(model, data.x_u, cfg.selection_loss, cfg.eval_batch_size)
-            selected.update(losses, cfg.n_select, epoch)
+               **evaluate(model, data.x_test, data.y_test, cfg.eval_batch_size, amp)}
+        selecting = cfg.method in SELECTING and epoch >= cfg.select_from and cfg.n_select > 0
+        if selecting or epoch in cfg.record_u_losses:
+            losses = unlabeled_losses(model, data.x_u, cfg.selection_loss, cfg.eval_batch_size, amp)
+            if epoch in cfg.record_u_losses:
+                u_losses[epoch] = losses.cpu()
+            if selecting:
+                selected.update(losses, cfg.n_select, epoch)
         row.update(n_selected=len(selected), purity=selected.purity,
                    wall_time=time.perf_counter() - start)
         rows.append(row)
         bar.set_postfix(test_error=f"{row['test_error']:.4f}", S=row["n_selected"])
-    return RunResult(pd.DataFrame(rows), model, selected, cfg)
+    return RunResult(pd.DataFrame(rows), model, selected, cfg, u_losses)
