@@ -80,3 +80,12 @@ def synthetic(seed: int = 0, n_labeled: int = 100, n_unlabeled: int = 1000,
     return PUData("synthetic", x_p[:n_labeled], x_u, y_u,
                   torch.zeros(n_unlabeled, dtype=torch.bool), x_test, y_test,
                   SYNTHETIC_PRIOR if prior is None else prior)
+
+
+def flip_labels(y: torch.Tensor, rate: float, seed: int = 0) -> torch.Tensor:
+    """Random label noise for ±1 labels: each label is flipped with probability ``rate``."""
+    if not 0 <= rate < 1:
+        raise ValueError(f"noise rate must be in [0, 1), got {rate}")
+    gen = torch.Generator().manual_seed(seed)
+    flip = torch.rand(len(y), generator=gen) < rate
+    return torch.where(flip, -y, y)

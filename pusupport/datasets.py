@@ -109,9 +109,8 @@ def make_pu(name: str, data: LabeledData, positive, n_labeled: int = 1000, seed:
     elif abs(check_prior(prior) - true_prior) > 1e-3:
         warnings.warn(f"{name}: using prior={prior} although the positive fraction of U is "
                       f"{true_prior:.4f}", stacklevel=2)
-    x_train = _features(data.x_train)
-    x_u = x_train if n_unlabeled is None else x_train[u_index]
-    return PUData(name, x_train[p_index], x_u, u_labels,
+    x_u = _features(data.x_train if n_unlabeled is None else data.x_train[u_index])
+    return PUData(name, _features(data.x_train[p_index]), x_u, u_labels,
                   torch.isin(u_index, p_index), _features(data.x_test), y_test, prior)
 
 

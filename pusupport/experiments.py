@@ -41,10 +41,15 @@ PAPER = {
                           batch_size=2000, lr=1e-4, lr_schedule={50: 1e-5}, weight_decay=5e-4,
                           n_select=150, select_from=20, n_seeds=10, n_labeled=1000,
                           n_unlabeled=None),
+    # Arpit et al.'s memorisation experiment re-created for the binary CIFAR-10 task
+    # (PN training with the logistic loss); the aaPU paper gives no settings for it.
+    "memorization": dict(model="kiryo_cnn", width=1.0, dropout=0.0, epochs=100, batch_size=128,
+                         lr=1e-3, weight_decay=0.0, n_train=50_000, n_val=10_000,
+                         noise_rates=[0.0, 0.2, 0.4], n_seeds=1, amp=None),
 }
 
-#: Data sets whose "paper" settings are ours (the paper has no such experiment).
-NOT_IN_PAPER = {"fashion_mnist"}
+#: Settings that are this book's choice (the paper has no such experiment).
+NOT_IN_PAPER = {"fashion_mnist", "memorization"}
 
 #: What each profile changes for a data set. `cpu`: narrower CNNs with bf16 autocast,
 #: a disjoint U sample, fewer epochs (learning-rate milestones and the first selection
@@ -59,7 +64,7 @@ PROFILE_CHANGES = {
     "cifar10": {
         "paper": {},
         "cpu": {"width": 0.25, "amp": True, "n_unlabeled": 10_000, "epochs": 12, "batch_size": 500,
-                "lr_schedule": {3: 5e-5, 6: 1e-5}, "select_from": 2, "n_select": 300, "n_seeds": 2},
+                "lr_schedule": {6: 5e-5, 9: 1e-5}, "select_from": 2, "n_select": 300, "n_seeds": 2},
         "smoke": {"width": 0.125, "amp": True, "n_labeled": 100, "n_unlabeled": 400, "epochs": 3,
                   "batch_size": 100, "lr_schedule": {}, "select_from": 2, "n_select": 20,
                   "n_seeds": 2},
@@ -74,11 +79,16 @@ PROFILE_CHANGES = {
     },
     "20news": {
         "paper": {},
-        "cpu": {"max_features": 20_000, "epochs": 60, "lr_schedule": {6: 1e-5}, "select_from": 8,
-                "n_select": 160, "n_seeds": 2},
+        "cpu": {"max_features": 20_000, "epochs": 100, "n_seeds": 2},
         "smoke": {"max_features": 2000, "n_labeled": 100, "n_unlabeled": 600, "epochs": 3,
                   "batch_size": 300, "lr_schedule": {}, "select_from": 2, "n_select": 20,
                   "n_seeds": 2},
+    },
+    "memorization": {
+        "paper": {},
+        "cpu": {"width": 0.25, "amp": True, "n_train": 2000, "n_val": 2000, "epochs": 30},
+        "smoke": {"width": 0.125, "amp": True, "n_train": 200, "n_val": 200, "epochs": 2,
+                  "batch_size": 100},
     },
     "fashion_mnist": {
         "paper": {},
@@ -90,7 +100,10 @@ PROFILE_CHANGES = {
 }
 
 MODEL_KEYS = ("width", "dropout", "activation")
-DATA_KEYS = ("n_labeled", "n_unlabeled", "n_test", "max_features")
+DATA_KEYS = ("n_labeled", "n_unlabeled", "n_test", "max_features", "n_train", "n_val")
+#: Page-level settings that are neither training nor data options.
+PAGE_KEYS = ("n_seeds", "noise_rates", "extra_positives", "snapshot_epochs", "top_k",
+             "n_select_grid", "select_from_grid", "selection_ks")
 
 COMMON = {"profile": str, "device": str, "seeds": (list, type(None)), "data_dir": (str, type(None)),
           "output_dir": str}
@@ -102,12 +115,54 @@ PAGES = {
     "introduction": {"dataset": None, "parameters": {}},
     "synthetic": {"dataset": "synthetic",
                   "parameters": {"epochs": OPT_INT, "n_select": OPT_INT, "select_from": OPT_INT}},
+    "formulation": {"dataset": "synthetic", "parameters": {"epochs": OPT_INT}},
+    "adding_p": {"dataset": "cifar10", "parameters": {"epochs": OPT_INT, "extra_positives": OPT_INT}},
+    "memorization": {"dataset": "memorization", "parameters": {"epochs": OPT_INT}},
+    "histograms": {"dataset": "cifar10", "parameters": {"epochs": OPT_INT, "top_k": OPT_INT}},
+    "biased_selection": {"dataset": "synthetic", "parameters": {"epochs": OPT_INT}},
+    "discussion": {"dataset": "cifar10",
+                   "parameters": {"dataset": (str, type(None)), "epochs": OPT_INT}},
+    "summary": {"dataset": None, "parameters": {}},
     "real_data": {"dataset": "cifar10",
                   "parameters": {"dataset": str, "epochs": OPT_INT, "n_select": OPT_INT,
                                  "select_from": OPT_INT, "n_unlabeled": OPT_INT}},
 }
 
-PAGE_CHANGES: dict = {}
+#: What a page changes on top of its data set's settings, per profile. Entries in
+#: "paper" are part of the experiment's definition in the paper (e.g. 7,000 extra P).
+PAGE_CHANGES: dict = {
+    "formulation": {   # a short demonstration with the §4.1 model and data
+        "paper": {"epochs": 300, "n_seeds": 1},
+        "cpu": {"epochs": 300, "n_seeds": 1},
+        "smoke": {"epochs": 10, "n_seeds": 1},
+    },
+    "adding_p": {
+        "paper": {"extra_positives": 7000},
+        "cpu": {"extra_positives": 7000, "n_unlabeled": 5000, "epochs": 10,
+                "lr_schedule": {5: 5e-5, 8: 1e-5}, "n_seeds": 1},
+        "smoke": {"extra_positives": 200},
+    },
+    "histograms": {
+        "paper": {"snapshot_epochs": [10, 50, 200], "top_k": 150, "n_seeds": 1},
+        "cpu": {"snapshot_epochs": [2, 5, 10], "top_k": 150, "n_unlabeled": 5000, "epochs": 10,
+                "lr_schedule": {5: 5e-5, 8: 1e-5}, "n_seeds": 1},
+        "smoke": {"snapshot_epochs": [1, 2, 3], "top_k": 20, "n_seeds": 1},
+    },
+    "biased_selection": {
+        "paper": {"snapshot_epochs": [200], "selection_ks": [200, 300, 400]},
+        "cpu": {"snapshot_epochs": [200], "selection_ks": [200, 300, 400], "n_seeds": 3},
+        "smoke": {"snapshot_epochs": [6], "selection_ks": [200, 300, 400]},
+    },
+    "discussion": {
+        "paper": {"n_select_grid": [40, 80, 160, 320], "select_from_grid": [20, 60]},
+        "cpu": {"n_select_grid": [40, 80, 160, 320], "select_from_grid": [2, 6], "epochs": 20,
+                "lr_schedule": {5: 1e-5}, "n_seeds": 1},
+        "smoke": {"n_select_grid": [10, 20], "select_from_grid": [2, 3], "n_seeds": 1},
+    },
+}
+
+#: Pages whose `cpu` profile runs another data set than the paper's (too slow here).
+CPU_DATASET = {"discussion": "fashion_mnist"}
 
 _IPYTHON_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
 
@@ -139,13 +194,14 @@ class Experiment:
 
     @property
     def paper(self) -> dict:
-        return PAPER.get(self.dataset, {})
+        """The paper's settings for this page (its data set's, plus the page's own)."""
+        return {**PAPER.get(self.dataset, {}), **PAGE_CHANGES.get(self.page, {}).get("paper", {})}
 
     @property
     def train(self) -> dict:
         """TrainConfig fields (model settings folded into model_kwargs)."""
         cfg = {k: v for k, v in self.settings.items()
-               if k not in MODEL_KEYS + DATA_KEYS + ("n_seeds",)}
+               if k not in MODEL_KEYS + DATA_KEYS + PAGE_KEYS}
         cfg["model_kwargs"] = {k: self.settings[k] for k in MODEL_KEYS if k in self.settings}
         return cfg
 
@@ -166,7 +222,8 @@ class Experiment:
             lines.append(f"({self.dataset} is not in the paper: 'paper' settings are this book's choice)")
         if self.changes:
             lines.append("changed from the paper:")
-            lines += [f"  {k} = {v!r}   (paper: {self.paper.get(k, 'not set')!r})"
+            paper = {"dataset": PAGES[self.page]["dataset"], **self.paper}
+            lines += [f"  {k} = {v!r}   (paper: {paper.get(k, 'not set')!r})"
                       for k, v in self.changes.items()]
         elif self.dataset:
             lines.append("the paper's settings, unchanged")
@@ -192,6 +249,44 @@ def _check_type(name, value, expected):
                         f"expected {names} — fix the papermill -p/-y value")
 
 
+PLAIN_TYPES = (type(None), bool, int, float, str, list, tuple, dict)
+
+
+def _parameter_names(namespace: dict, required) -> list[str]:
+    """The names the parameters cell and papermill's injected cell defined.
+
+    In IPython with history (papermill), they are read from the cells run before the
+    first call of :func:`resolve_page`. Otherwise (nbval, plain Python): every plain
+    value in ``namespace`` that was not imported from a module.
+    """
+    import ast
+    import sys
+    cells = namespace.get("In")
+    if isinstance(cells, list):
+        names = []
+        for source in cells[1:-1]:
+            if "resolve_page(" in source:     # a re-run: only cells before the first call count
+                break
+            try:
+                tree = ast.parse(source)
+            except SyntaxError:
+                continue
+            for node in ast.walk(tree):
+                targets = (node.targets if isinstance(node, ast.Assign)
+                           else [node.target] if isinstance(node, ast.AnnAssign) else [])
+                names += [t.id for t in targets if isinstance(t, ast.Name)]
+        if set(required) <= set(names):
+            return list(dict.fromkeys(names))
+
+    def imported(name, value):      # `from module import NAME` leaves the same object behind
+        if isinstance(value, (type(None), bool, int, float, str)):
+            return False                # scalars are shared objects: identity says nothing
+        return any(getattr(m, name, None) is value for m in list(sys.modules.values())
+                   if getattr(m, "__dict__", None) is not namespace)
+    return [k for k, v in namespace.items() if not k.startswith("_") and k not in _IPYTHON_NAMES
+            and isinstance(v, PLAIN_TYPES) and not imported(k, v)]
+
+
 def page_parameters(page: str) -> dict:
     return {**COMMON, **PAGES[page]["parameters"]}
 
@@ -201,9 +296,7 @@ def resolve_page(page: str, namespace: dict) -> Experiment:
     if page not in PAGES:
         raise ValueError(f"unknown page {page!r}: use one of {sorted(PAGES)}")
     spec = page_parameters(page)
-    given = {k: v for k, v in namespace.items()
-             if not k.startswith("_") and k not in _IPYTHON_NAMES
-             and not callable(v) and type(v).__name__ != "module"}
+    given = {k: namespace[k] for k in _parameter_names(namespace, COMMON) if k in namespace}
     unknown = sorted(set(given) - set(spec))
     if unknown:
         raise NameError(f"unknown parameter(s) {unknown} for page '{page}': "
@@ -215,10 +308,11 @@ def resolve_page(page: str, namespace: dict) -> Experiment:
     profile = given["profile"]
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}: use one of {list(PROFILES)}")
-    dataset = given.get("dataset", PAGES[page]["dataset"])
+    dataset = (given.get("dataset") or (CPU_DATASET.get(page) if profile != "paper" else None)
+               or PAGES[page]["dataset"])
     if dataset is not None and dataset not in PAPER:
         raise ValueError(f"unknown dataset {dataset!r}: use one of {sorted(PAPER)}")
-    paper = PAPER.get(dataset, {"n_seeds": 1})
+    paper = {**PAPER.get(dataset, {"n_seeds": 1}), **PAGE_CHANGES.get(page, {}).get("paper", {})}
     changes = {**PROFILE_CHANGES.get(dataset, {}).get(profile, {}),
                **PAGE_CHANGES.get(page, {}).get(profile, {})}
     settings = {**paper, **changes}
@@ -227,14 +321,16 @@ def resolve_page(page: str, namespace: dict) -> Experiment:
             settings[name] = given[name]
             changes[name] = given[name]
     changes = {k: v for k, v in changes.items() if paper.get(k, object()) != v}
+    if dataset != PAGES[page]["dataset"] and page != "real_data":
+        changes = {"dataset": dataset, **changes}
     n_seeds = settings["n_seeds"]
     seeds = given["seeds"] if given["seeds"] is not None else list(range(n_seeds))
     if len(seeds) != paper["n_seeds"]:
         changes["n_seeds"] = len(seeds)
     data_dir = given["data_dir"] or os.environ.get("PUSUPPORT_DATA")
     params = {k: given[k] for k in PAGES[page]["parameters"]}
-    if "dataset" in params and params["dataset"] not in PAPER:
-        raise ValueError(f"unknown dataset {params['dataset']!r}: use one of {sorted(PAPER)}")
+    params["dataset"] = dataset if "dataset" in params else None
+    params = {k: v for k, v in params.items() if v is not None or k != "dataset"}
     return Experiment(page, dataset, profile, str(resolve_device(given["device"])), seeds,
                       Path(given["output_dir"]), Path(data_dir) if data_dir else None,
                       settings, changes, params)

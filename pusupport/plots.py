@@ -6,6 +6,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
+import torch
 
 #: One colour per method, the same on every page.
 METHOD_COLORS = {"upu": "#7f7f7f", "nnpu": "#1f77b4", "aapu": "#d62728", "nnpu+p": "#2ca02c",
@@ -42,3 +43,85 @@ def save_figure(fig, out_dir, name: str) -> list[Path]:
     for p in paths:
         fig.savefig(p)
     return paths
+
+
+P_COLOR, N_COLOR = "#2ca02c", "#1f77b4"
+
+
+def loss_histograms(panels: dict, u_labels, top_k: int, bins: int = 100):
+    """Histograms of U's losses ℓ(−g(x)), true P green and true N blue.
+
+    ``panels`` maps a row title to ``{"losses": {epoch: tensor}, "range": (lo, hi) or None}``
+    (None: the range of that row's losses). Under each panel: purity of the
+    ``top_k`` largest-loss U points.
+    """
+    from .selection import top_k_purity
+    epochs = sorted({e for p in panels.values() for e in p["losses"]})
+    fig, axes = plt.subplots(len(panels), len(epochs), figsize=(3.6 * len(epochs), 2.9 * len(panels)),
+                             squeeze=False)
+    positive = (u_labels > 0).cpu().numpy()
+    for row, (title, panel) in zip(axes, panels.items()):
+        every = [v for v in panel["losses"].values()]
+        lo, hi = panel["range"] or (min(float(v.min()) for v in every), max(float(v.max()) for v in every))
+        for ax, epoch in zip(row, epochs):
+            losses = panel["losses"][epoch]
+            values = losses.numpy()
+            ax.hist([values[~positive], values[positive]], bins=bins, range=(lo, hi), stacked=True,
+                    color=[N_COLOR, P_COLOR], label=["true N", "true P"])
+            purity = top_k_purity(losses, u_labels.cpu(), top_k)
+            ax.set_title(f"{title} — epoch {epoch}", fontsize=10)
+            ax.set_xlabel(f"loss ℓ(−g(x))\ntop-{top_k} purity: {purity:.1%}")
+            ax.set_yscale("log")
+        row[0].set_ylabel("U points")
+    axes[0][-1].legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def selection_scatter(x_u, u_labels, losses, ks=(200, 300, 400)):
+    """Synthetic U points with the ``k`` largest-loss ones marked, against x₂ = sin(x₁)."""
+    import numpy as np
+
+    from .selection import top_losses
+    x, positive = x_u.cpu().numpy(), (u_labels > 0).cpu().numpy()
+    grid = np.linspace(0, 10, 400)
+    fig, axes = plt.subplots(1, len(ks), figsize=(4.6 * len(ks), 3.8), sharey=True)
+    for ax, k in zip(np.atleast_1d(axes), ks):
+        top = top_losses(losses, k, torch.ones(len(losses), dtype=torch.bool)).numpy()
+        ax.scatter(x[:, 0], x[:, 1], s=6, c="0.8", label="U")
+        sel = x[top]
+        ax.scatter(sel[:, 0], sel[:, 1], s=10, c=np.where(positive[top], P_COLOR, "#d62728"),
+                   label="selected")
+        ax.plot(grid, np.sin(grid), color="k", lw=1.2, label="sin boundary")
+        ax.set(title=f"top {k}: {positive[top].mean():.1%} truly positive", xlabel="x₁")
+    np.atleast_1d(axes)[0].set_ylabel("x₂")
+    fig.tight_layout()
+    return fig
+
+
+def memorization_curves(history: pd.DataFrame, ax=None):
+    """Training (dotted) and validation (solid) accuracy per epoch, one colour per noise rate."""
+    ax = ax or plt.subplots(figsize=(7, 4))[1]
+    palette = dict(zip(sorted(history.noise.unique()), sns.color_palette("viridis", history.noise.nunique())))
+    for noise, rows in history.groupby("noise"):
+        mean = rows.groupby("epoch")[["train_accuracy", "val_accuracy"]].mean()
+        ax.plot(mean.index, mean.train_accuracy, ls=":", color=palette[noise], lw=2)
+        ax.plot(mean.index, mean.val_accuracy, ls="-", color=palette[noise], lw=2,
+                label=f"{noise:.0%} noise")
+    ax.plot([], [], ls=":", color="0.3", label="training (noisy labels)")
+    ax.plot([], [], ls="-", color="0.3", label="validation (clean)")
+    ax.set(xlabel="epoch", ylabel="accuracy")
+    ax.legend(fontsize=9)
+    return ax
+
+
+def selection_growth(history: pd.DataFrame, hue: str = "method"):
+    """|S| and its purity per epoch (mean over seeds), one line per ``hue`` value."""
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.8))
+    sns.lineplot(data=history, x="epoch", y="n_selected", hue=hue, errorbar="sd", ax=a)
+    sns.lineplot(data=history.dropna(subset=["purity"]), x="epoch", y="purity", hue=hue,
+                 errorbar="sd", ax=b, legend=False)
+    a.set(ylabel="|S|")
+    b.set(ylabel="purity of S (true-P fraction)")
+    fig.tight_layout()
+    return fig

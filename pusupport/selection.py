@@ -95,3 +95,11 @@ class SelectedSet:
     def load_state_dict(self, state: dict) -> None:
         self.mask = state["mask"].to(self.mask.device)
         self.picks = list(state["picks"])
+
+
+def top_k_purity(losses: torch.Tensor, true_labels: torch.Tensor, k: int,
+                 eligible: torch.Tensor | None = None) -> float:
+    """True-positive fraction of the ``k`` largest-loss points (diagnostics only)."""
+    eligible = torch.ones_like(losses, dtype=torch.bool) if eligible is None else eligible
+    top = top_losses(losses, k, eligible)
+    return float((true_labels[top.cpu()] > 0).float().mean()) if len(top) else float("nan")

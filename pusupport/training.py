@@ -219,3 +219,36 @@ def train(data: PUData, config: TrainConfig | None = None, **overrides) -> RunRe
         rows.append(row)
         bar.set_postfix(test_error=f"{row['test_error']:.4f}", S=row["n_selected"])
     return RunResult(pd.DataFrame(rows), model, selected, cfg, u_losses)
+
+
+def train_supervised(x, y, x_val, y_val, model: str = "kiryo_cnn", model_kwargs: dict | None = None,
+                     epochs: int = 30, batch_size: int = 128, lr: float = 1e-3,
+                     weight_decay: float = 0.0, seed: int = 0, device: str = "auto",
+                     amp: bool | None = None, progress_bar: bool = True) -> pd.DataFrame:
+    """Ordinary (PN) training with the logistic loss on ±1 labels ``y``, possibly noisy.
+
+    Used to re-create Arpit et al.'s memorisation curves: per epoch, the accuracy on
+    the training labels as given (noisy ones included) and on clean validation labels.
+    """
+    dev = resolve_device(device)
+    amp = amp if amp is not None else dev.type == "cuda"
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    x, y, x_val, y_val = x.to(dev), y.to(dev), x_val.to(dev), y_val.to(dev)
+    net = build_model(model, **(model_kwargs or {})).to(dev)
+    opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
+    rows = []
+    for epoch in progress(range(1, epochs + 1), progress_bar, desc=f"PN seed {seed}", leave=False):
+        net.train()
+        for idx in torch.randperm(len(x), generator=gen).split(batch_size):
+            idx = idx.to(dev)
+            with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=amp):
+                g = net(x[idx]).float()
+            loss = LOSSES["logistic"](y[idx] * g).mean()
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+        acc = {name: float(((predict(net, xs, amp=amp) > 0) == (ys > 0)).float().mean())
+               for name, xs, ys in (("train_accuracy", x, y), ("val_accuracy", x_val, y_val))}
+        rows.append({"seed": seed, "epoch": epoch, **acc})
+    return pd.DataFrame(rows)

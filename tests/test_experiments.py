@@ -1,0 +1,121 @@
+"""Papermill parameters: validation, and the `paper` profile resolves to the paper's numbers."""
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from pusupport.experiments import PAGES, page_parameters, resolve_page
+
+ROOT = Path(__file__).resolve().parent.parent
+BASE = dict(device="cpu", seeds=None, data_dir=None, output_dir="results")
+
+
+def params(page, **kw):
+    p = {**BASE, "profile": "paper", **{k: None for k in PAGES[page]["parameters"]}}
+    if page == "real_data":
+        p["dataset"] = "cifar10"
+    return {**p, **kw}
+
+
+@pytest.fixture
+def cuda(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+
+
+PAPER_SETTINGS = {
+    "synthetic": dict(model="mlp", epochs=1000, batch_size=128, lr=1e-4, lr_schedule={100: 1e-5},
+                      weight_decay=0.05, n_select=1, select_from=200),
+    "cifar10": dict(model="kiryo_cnn", epochs=200, batch_size=2000, lr=1e-4,
+                    lr_schedule={50: 5e-5, 100: 1e-5}, weight_decay=0.017, n_select=150, select_from=20,
+                    model_kwargs={"width": 1.0, "dropout": 0.5}),
+    "cifar100": dict(model="coteaching_cnn", epochs=300, batch_size=1000, lr=1e-4,
+                     lr_schedule={50: 1e-6}, weight_decay=0.1, n_select=160, select_from=60,
+                     model_kwargs={"width": 1.0, "dropout": 0.5}),
+    "20news": dict(model="news_mlp", epochs=500, batch_size=5000, lr=1e-4, lr_schedule={50: 1e-5},
+                   weight_decay=5e-4, n_select=160, select_from=60,
+                   model_kwargs={"width": 1.0, "dropout": 0.0}),
+}
+
+
+@pytest.mark.parametrize("dataset", ["cifar10", "cifar100", "20news"])
+def test_real_data_paper_profile_is_the_paper(cuda, dataset):
+    exp = resolve_page("real_data", params("real_data", dataset=dataset, device="cuda"))
+    cfg = exp.config("aapu", 0)
+    for key, value in PAPER_SETTINGS[dataset].items():
+        assert getattr(cfg, key) == value, key
+    assert (cfg.loss, cfg.beta, cfg.gamma, cfg.device) == ("logistic", 0.0, 1.0, "cuda")
+    assert exp.seeds == list(range(10)) and exp.changes == {}
+    assert exp.data["n_labeled"] == 1000 and exp.data["n_unlabeled"] is None   # U = whole train set
+    assert exp.data.get("max_features") is None
+
+
+@pytest.mark.parametrize("page", ["synthetic", "biased_selection"])
+def test_synthetic_pages_paper_profile(cuda, page):
+    exp = resolve_page(page, params(page, device="cuda"))
+    cfg = exp.config("aapu", 0)
+    for key, value in PAPER_SETTINGS["synthetic"].items():
+        assert getattr(cfg, key) == value, key
+    assert exp.data == {"n_labeled": 100, "n_unlabeled": 1000, "n_test": 10_000}
+    assert exp.seeds == list(range(10))
+
+
+def test_page_specific_paper_settings(cuda):
+    adding = resolve_page("adding_p", params("adding_p", device="cuda"))
+    assert adding.settings["extra_positives"] == 7000 and adding.dataset == "cifar10"
+    hist = resolve_page("histograms", params("histograms", device="cuda"))
+    assert hist.settings["snapshot_epochs"] == [10, 50, 200] and hist.dataset == "cifar10"
+    biased = resolve_page("biased_selection", params("biased_selection", device="cuda"))
+    assert biased.settings["snapshot_epochs"] == [200]
+    assert biased.settings["selection_ks"] == [200, 300, 400]
+    disc = resolve_page("discussion", params("discussion", device="cuda"))
+    assert disc.dataset == "cifar10" and disc.settings["n_select_grid"] == [40, 80, 160, 320]
+    for page in ("adding_p", "histograms", "discussion"):
+        cfg = resolve_page(page, params(page, device="cuda")).config("aapu", 0)
+        for key, value in PAPER_SETTINGS["cifar10"].items():
+            assert getattr(cfg, key) == value, (page, key)
+
+
+def test_cpu_profile_says_what_it_changed():
+    exp = resolve_page("real_data", params("real_data", profile="cpu"))
+    text = exp.describe()
+    assert "profile 'cpu'" in text and "epochs = 12   (paper: 200)" in text
+    assert exp.changes["width"] == 0.25
+
+
+def test_explicit_parameters_override_and_are_reported():
+    exp = resolve_page("synthetic", params("synthetic", profile="cpu", epochs=300, seeds=[3, 4]))
+    assert exp.config("aapu", 3).epochs == 300 and exp.seeds == [3, 4]
+    assert exp.changes["epochs"] == 300 and exp.changes["n_seeds"] == 2
+
+
+def test_mistyped_parameter_is_named():
+    with pytest.raises(NameError, match=r"unknown parameter\(s\) \['seedz'\].*check the spelling"):
+        resolve_page("synthetic", {**params("synthetic"), "seedz": [1]})
+
+
+@pytest.mark.parametrize("name,value,expected", [("epochs", "10", "int"), ("seeds", 3, "list"),
+                                                  ("epochs", True, "int"), ("profile", 1, "str")])
+def test_wrong_type_is_rejected(name, value, expected):
+    with pytest.raises(TypeError, match=f"parameter {name}=.*expected {expected}"):
+        resolve_page("synthetic", {**params("synthetic"), name: value})
+
+
+def test_unknown_profile_and_dataset():
+    with pytest.raises(ValueError, match="unknown profile 'gpu'"):
+        resolve_page("synthetic", params("synthetic", profile="gpu"))
+    with pytest.raises(ValueError, match="unknown dataset 'mnist'"):
+        resolve_page("real_data", params("real_data", dataset="mnist"))
+    with pytest.raises(ValueError, match="unknown page"):
+        resolve_page("nope", {})
+
+
+def test_every_book_page_has_its_parameters_declared():
+    import jupytext
+    for entry in json.loads((ROOT / "book" / "pages.json").read_text()):
+        nb = jupytext.read(ROOT / "notebooks" / f"{entry['notebook']}.md")
+        source = nb.cells[[c.cell_type for c in nb.cells].index("code")].source
+        page = next(p for p in PAGES if f'resolve_page("{p}"' in "".join(c.source for c in nb.cells))
+        declared = {line.split("=")[0].strip() for line in source.splitlines() if "=" in line}
+        assert declared == set(page_parameters(page)), entry["notebook"]
+        assert set(entry["parameters"]) <= declared
