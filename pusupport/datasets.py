@@ -119,6 +119,27 @@ def _features(x):
     return x.float().div_(255) if torch.is_tensor(x) and x.dtype == torch.uint8 else x
 
 
+def from_arrays(x, labeled_index, x_test=None, y_test=None, prior: float = 0.5,
+                u_labels=None, name: str = "own data") -> PUData:
+    """PU data from your own features: rows ``labeled_index`` of ``x`` are the labelled
+    positives, all other rows are unlabelled.
+
+    ``prior`` is π of the unlabelled rows (estimate it with :mod:`pusupport.prior`);
+    ``x_test``/``y_test`` (±1) are optional — without them test metrics are NaN;
+    ``u_labels`` (±1 per unlabelled row), if known, only feed diagnostics.
+    """
+    x = torch.as_tensor(x, dtype=torch.float32)
+    labeled = torch.zeros(len(x), dtype=torch.bool)
+    labeled[torch.as_tensor(labeled_index, dtype=torch.long)] = True
+    x_u = x[~labeled]
+    u_labels = (torch.zeros(len(x_u), dtype=torch.long) if u_labels is None
+                else torch.as_tensor(u_labels).long())
+    x_test = x[:0] if x_test is None else torch.as_tensor(x_test, dtype=torch.float32)
+    y_test = torch.zeros(0, dtype=torch.long) if y_test is None else torch.as_tensor(y_test).long()
+    return PUData(name, x[labeled], x_u, u_labels, torch.zeros(len(x_u), dtype=torch.bool),
+                  x_test, y_test, prior)
+
+
 # ---------------------------------------------------------------- caching
 
 def _cache_path(root: Path, key: str) -> Path:

@@ -103,7 +103,7 @@ MODEL_KEYS = ("width", "dropout", "activation")
 DATA_KEYS = ("n_labeled", "n_unlabeled", "n_test", "max_features", "n_train", "n_val")
 #: Page-level settings that are neither training nor data options.
 PAGE_KEYS = ("n_seeds", "noise_rates", "extra_positives", "snapshot_epochs", "top_k",
-             "n_select_grid", "select_from_grid", "selection_ks")
+             "n_select_grid", "select_from_grid", "selection_ks", "prior_factors")
 
 COMMON = {"profile": str, "device": str, "seeds": (list, type(None)), "data_dir": (str, type(None)),
           "output_dir": str}
@@ -122,6 +122,11 @@ PAGES = {
     "biased_selection": {"dataset": "synthetic", "parameters": {"epochs": OPT_INT}},
     "discussion": {"dataset": "cifar10",
                    "parameters": {"dataset": (str, type(None)), "epochs": OPT_INT}},
+    "prior": {"dataset": "synthetic", "parameters": {"epochs": OPT_INT}},
+    "own_data": {"dataset": None,
+                 "parameters": {"image_folder": (str, type(None)),
+                                "positive_classes": (list, type(None)),
+                                "n_labeled": OPT_INT, "epochs": OPT_INT}},
     "summary": {"dataset": None, "parameters": {}},
     "real_data": {"dataset": "cifar10",
                   "parameters": {"dataset": str, "epochs": OPT_INT, "n_select": OPT_INT,
@@ -159,6 +164,29 @@ PAGE_CHANGES: dict = {
                 "lr_schedule": {5: 1e-5}, "n_seeds": 1},
         "smoke": {"n_select_grid": [10, 20], "select_from_grid": [2, 3], "n_seeds": 1},
     },
+}
+
+PAGE_CHANGES["prior"] = {
+    "paper": {"prior_factors": [0.8, 0.9, 1.0, 1.1, 1.2]},
+    "cpu": {"prior_factors": [0.8, 0.9, 1.0, 1.1, 1.2], "epochs": 300, "select_from": 100,
+            "n_seeds": 2},
+    "smoke": {"prior_factors": [0.8, 1.0, 1.2]},
+}
+
+#: The P-vs-U classifier behind the prior estimates (this book's choice; not in the paper).
+PRIOR_ESTIMATION = {
+    "synthetic": {"paper": dict(model="mlp", epochs=20, batch_size=128),
+                  "smoke": dict(model="mlp", epochs=3, batch_size=128)},
+    "cifar10": {"paper": dict(model="kiryo_cnn", model_kwargs={"width": 0.25}, epochs=5,
+                              batch_size=256, amp=True, n_unlabeled=10_000),
+                "smoke": dict(model="kiryo_cnn", model_kwargs={"width": 0.125}, epochs=1,
+                              batch_size=256, amp=True, n_unlabeled=1000)},
+    "20news": {"paper": dict(model="news_mlp", epochs=10, batch_size=256, max_features=20_000),
+               "smoke": dict(model="news_mlp", epochs=2, batch_size=256, max_features=2000)},
+    "fashion_mnist": {"paper": dict(model="news_mlp", model_kwargs={"activation": "relu"}, epochs=5,
+                                    batch_size=256),
+                      "smoke": dict(model="news_mlp", model_kwargs={"activation": "relu"},
+                                    epochs=1, batch_size=256, n_unlabeled=2000)},
 }
 
 #: Pages whose `cpu` profile runs another data set than the paper's (too slow here).
@@ -400,3 +428,67 @@ def not_run_box(exp: Experiment, error: Exception) -> None:
     atomic_write_text(exp.results_dir / "summary.json", json.dumps(
         {"status": "not run", "reason": "data not available", "page": exp.page,
          "dataset": exp.dataset, "profile": exp.profile, "methods": {}}, indent=2))
+
+
+def estimate_priors(exp: Experiment, datasets=("synthetic", "cifar10", "20news", "fashion_mnist")):
+    """BBE and Elkan–Noto estimates of π for each data set (its Table 1 PU problem).
+
+    Returns a table (data set, method, estimate, interval, true π, seconds); a data
+    set that is not available gets a row saying so.
+    """
+    from .datasets import DatasetNotFoundError
+    from .prior import estimate_prior
+    rows = []
+    for name in progress(datasets, desc="prior estimates"):
+        opts = dict(PRIOR_ESTIMATION[name]["smoke" if exp.profile == "smoke" else "paper"])
+        data_opts = {k: opts.pop(k) for k in ("n_unlabeled", "max_features") if k in opts}
+        page = Experiment("prior", name, exp.profile, exp.device, exp.seeds, exp.output_dir,
+                          exp.data_dir, {**PAPER[name], **data_opts})
+        try:
+            data = data_for(page)(exp.seeds[0])
+        except DatasetNotFoundError:
+            rows.append({"data set": name, "method": "—", "estimate": None, "low": None,
+                         "high": None, "true prior": None, "seconds": None,
+                         "note": "not run: data not available"})
+            continue
+        x_u = data.x_u[~data.u_labeled] if data.u_labeled.any() else data.x_u
+        true_prior = float((data.u_labels[~data.u_labeled] > 0).float().mean())
+        for est in estimate_prior(data.x_p, x_u, seed=exp.seeds[0], device=exp.device,
+                                  **opts).values():
+            rows.append({"data set": name, **est.as_dict(), "true prior": true_prior, "note": ""})
+    return pd.DataFrame(rows)
+
+
+#: The own-data page's settings per profile (this book's choice: a ¼-width Kiryo CNN).
+OWN_DATA = {
+    "paper": dict(n_labeled=500, n_unlabeled=None, epochs=50,
+                  estimator=dict(model="kiryo_cnn", model_kwargs={"width": 0.25}, epochs=5,
+                                 batch_size=256, amp=True)),
+    "cpu": dict(n_labeled=500, n_unlabeled=5000, epochs=8,
+                estimator=dict(model="kiryo_cnn", model_kwargs={"width": 0.25}, epochs=3,
+                               batch_size=256, amp=True)),
+    "smoke": dict(n_labeled=50, n_unlabeled=300, epochs=2,
+                  estimator=dict(model="kiryo_cnn", model_kwargs={"width": 0.125}, epochs=1,
+                                 batch_size=128, amp=True)),
+}
+
+
+def own_data_settings(exp: Experiment) -> dict:
+    """The own-data page's folder, positive classes, sizes and model settings."""
+    from .datasets import CIFAR10_POSITIVE, data_root
+    s = dict(OWN_DATA[exp.profile])
+    example = exp.params.get("image_folder") is None
+    s["image_folder"] = (str(data_root(exp.data_dir) / "cifar10-jpeg") if example
+                         else exp.params["image_folder"])
+    s["positive_classes"] = exp.params.get("positive_classes") or (CIFAR10_POSITIVE if example else None)
+    if not s["positive_classes"]:
+        raise ValueError("positive_classes is required with your own image_folder: "
+                         "-y 'positive_classes: [name1, name2]'")
+    for key in ("n_labeled", "epochs"):
+        if exp.params.get(key) is not None:
+            s[key] = exp.params[key]
+    s["train"] = dict(model="kiryo_cnn", model_kwargs={"width": 0.25, "dropout": 0.5},
+                      epochs=s["epochs"], batch_size=500, lr=1e-4, lr_schedule={},
+                      weight_decay=0.017, n_select=max(1, (s["n_unlabeled"] or 50_000) // 50),
+                      select_from=max(1, s["epochs"] // 4), amp=True)
+    return s

@@ -125,3 +125,21 @@ def selection_growth(history: pd.DataFrame, hue: str = "method"):
     b.set(ylabel="purity of S (true-P fraction)")
     fig.tight_layout()
     return fig
+
+
+def image_grid(images, titles, positive=None, columns: int = 8):
+    """A grid of images (N, C, H, W in [0, 1]) with titles, green/red by ``positive``."""
+    import numpy as np
+    n = len(images)
+    rows = max(1, -(-n // columns))
+    fig, axes = plt.subplots(rows, columns, figsize=(1.6 * columns, 1.8 * rows), squeeze=False)
+    for i, ax in enumerate(axes.flat):
+        ax.axis("off")
+        if i >= n:
+            continue
+        img = images[i].float().cpu().numpy().transpose(1, 2, 0)
+        ax.imshow(img.squeeze(-1) if img.shape[-1] == 1 else np.clip(img, 0, 1), cmap="gray")
+        color = "black" if positive is None else (P_COLOR if positive[i] else "#d62728")
+        ax.set_title(titles[i], fontsize=8, color=color)
+    fig.tight_layout()
+    return fig

@@ -70,5 +70,6 @@ def compare(summary: dict, method: str, baseline: str, metric: str = "test_error
             "noise": noise, "verdict": verdict,
             "text": (f"{method}: {a[metric]['mean']:.4f} ± {a[metric]['std']:.4f}, "
                      f"{baseline}: {b[metric]['mean']:.4f} ± {b[metric]['std']:.4f} "
-                     f"({n} seeds) — {method} is {verdict}"
-                     + ("" if verdict == "no clear difference" else f" by {abs(gap):.4f}"))}
+                     f"({n} seeds) — "
+                     + ({"better": f"{method} is better by {gap:.4f}",
+                         "worse": f"{method} is worse by {-gap:.4f}"}.get(verdict, verdict)))}

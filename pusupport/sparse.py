@@ -15,7 +15,7 @@ warnings.filterwarnings("ignore", message="Sparse CSR tensor support is in beta"
 
 
 class SparseRows:
-    """A CSR matrix with ``len``, row gathering (``x[idx]``), slicing and ``.to``."""
+    """A CSR matrix with ``len``, row gathering (``x[idx]``, ``x[mask]``), slicing and ``.to``."""
 
     def __init__(self, crow: torch.Tensor, col: torch.Tensor, val: torch.Tensor, n_cols: int):
         self.crow, self.col, self.val, self.n_cols = crow, col, val, int(n_cols)
@@ -48,6 +48,8 @@ class SparseRows:
         if isinstance(index, slice):
             index = torch.arange(len(self), device=self.device)[index]
         index = torch.as_tensor(index, device=self.device).reshape(-1)
+        if index.dtype == torch.bool:
+            index = index.nonzero().reshape(-1)
         start, counts = self.crow[index], self.crow[index + 1] - self.crow[index]
         crow = torch.zeros(len(index) + 1, dtype=torch.int64, device=self.device)
         crow[1:] = counts.cumsum(0)

@@ -120,7 +120,9 @@ def stratified_batches(n_p: int, n_u: int, s_index: torch.Tensor, batch_size: in
 
 
 def evaluate(model, x_test, y_test, batch_size=4096, amp=False) -> dict:
-    """Zero-one test error of sign(g) (g > 0 ⇒ +1) and ROC AUC."""
+    """Zero-one test error of sign(g) (g > 0 ⇒ +1) and ROC AUC (NaN without a test set)."""
+    if len(x_test) == 0:
+        return {"test_error": float("nan"), "test_auc": float("nan")}
     g = predict(model, x_test, batch_size, amp)
     error = float(((g > 0) != (y_test > 0)).float().mean())
     auc = float(roc_auc_score((y_test > 0).cpu().numpy(), g.cpu().numpy()))
@@ -199,7 +201,7 @@ def train(data: PUData, config: TrainConfig | None = None, **overrides) -> RunRe
             sums += torch.stack([risk.value, risk.positive, risk.negative,
                                  risk.corrected.float()]).reshape(4)
         means = (sums / len(batches)).tolist()
-        if not all(math.isfinite(v) for v in means):
+        if not all(math.isfinite(v) for v in means):  # training diverged
             raise FloatingPointError(
                 f"the {cfg.method} risk became {means[0]} at epoch {epoch}: training "
                 "diverged — lower the learning rate or check the inputs for NaN")
@@ -221,21 +223,31 @@ def train(data: PUData, config: TrainConfig | None = None, **overrides) -> RunRe
     return RunResult(pd.DataFrame(rows), model, selected, cfg, u_losses)
 
 
-def train_supervised(x, y, x_val, y_val, model: str = "kiryo_cnn", model_kwargs: dict | None = None,
+def train_supervised(x, y, x_val=None, y_val=None, model: str = "kiryo_cnn",
+                     model_kwargs: dict | None = None,
                      epochs: int = 30, batch_size: int = 128, lr: float = 1e-3,
                      weight_decay: float = 0.0, seed: int = 0, device: str = "auto",
-                     amp: bool | None = None, progress_bar: bool = True) -> pd.DataFrame:
+                     amp: bool | None = None, progress_bar: bool = True,
+                     track_accuracy: bool = True):
     """Ordinary (PN) training with the logistic loss on ±1 labels ``y``, possibly noisy.
 
-    Used to re-create Arpit et al.'s memorisation curves: per epoch, the accuracy on
-    the training labels as given (noisy ones included) and on clean validation labels.
+    Returns (history, model). The history has, per epoch, the accuracy on the training
+    labels as given (noisy ones included) and on the validation labels — Arpit et
+    al.'s memorisation curves (``track_accuracy=False`` skips them). Also trains the
+    P-vs-U classifier of :mod:`.prior`.
     """
     dev = resolve_device(device)
     amp = amp if amp is not None else dev.type == "cuda"
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
-    x, y, x_val, y_val = x.to(dev), y.to(dev), x_val.to(dev), y_val.to(dev)
-    net = build_model(model, **(model_kwargs or {})).to(dev)
+    x, y = x.to(dev), y.to(dev)
+    tracked = [("train_accuracy", x, y)]
+    if x_val is not None:
+        tracked.append(("val_accuracy", x_val.to(dev), y_val.to(dev)))
+    kwargs = dict(model_kwargs or {})
+    if model == "news_mlp":
+        kwargs.setdefault("in_features", math.prod(x.shape[1:]))
+    net = build_model(model, **kwargs).to(dev)
     opt = torch.optim.Adam(net.parameters(), lr=lr, weight_decay=weight_decay)
     rows = []
     for epoch in progress(range(1, epochs + 1), progress_bar, desc=f"PN seed {seed}", leave=False):
@@ -243,12 +255,12 @@ def train_supervised(x, y, x_val, y_val, model: str = "kiryo_cnn", model_kwargs:
         for idx in torch.randperm(len(x), generator=gen).split(batch_size):
             idx = idx.to(dev)
             with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=amp):
-                g = net(x[idx]).float()
+                g = net(as_model_input(x[idx])).float()
             loss = LOSSES["logistic"](y[idx] * g).mean()
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-        acc = {name: float(((predict(net, xs, amp=amp) > 0) == (ys > 0)).float().mean())
-               for name, xs, ys in (("train_accuracy", x, y), ("val_accuracy", x_val, y_val))}
+        acc = ({name: float(((predict(net, xs, amp=amp) > 0) == (ys > 0)).float().mean())
+                for name, xs, ys in tracked} if track_accuracy else {})
         rows.append({"seed": seed, "epoch": epoch, **acc})
-    return pd.DataFrame(rows)
+    return pd.DataFrame(rows), net
