@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -56,17 +57,21 @@ def execute(page: dict, book_dir: Path, profile: str, output_dir: Path, data_dir
     start = time.perf_counter()
     papermill.execute_notebook(nb, str(out), parameters=params, kernel_name="python3",
                                cwd=str(ROOT), progress_bar=False)
-    hide_injected_parameters(out)
+    finish_page(out, page.get("title"))
     return time.perf_counter() - start
 
 
-def hide_injected_parameters(path: Path) -> None:
-    """Fold papermill's injected-parameters cell in the rendered page (tag hide-cell)."""
+def finish_page(path: Path, title: str | None) -> None:
+    """Fold papermill's injected-parameters cell (tag hide-cell) and, for a notebook run
+    once per data set, give the page its own title."""
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
         tags = cell.metadata.setdefault("tags", [])
         if "injected-parameters" in tags and "hide-cell" not in tags:
             tags.append("hide-cell")
+    if title:
+        first = next(c for c in nb.cells if c.cell_type == "markdown")
+        first.source = re.sub(r"^# .*$", f"# {title}", first.source, count=1, flags=re.M)
     nbformat.write(nb, path)
 
 

@@ -492,3 +492,68 @@ def own_data_settings(exp: Experiment) -> dict:
                       weight_decay=0.017, n_select=max(1, (s["n_unlabeled"] or 50_000) // 50),
                       select_from=max(1, s["epochs"] // 4), amp=True)
     return s
+
+
+def run_memorization(exp: Experiment) -> pd.DataFrame:
+    """PN training of binary CIFAR-10 at each noise rate in ``exp.settings['noise_rates']``.
+
+    A random sample of ``n_train`` training images (labels flipped at the noise rate)
+    and the first ``n_val`` test images as clean validation data.
+    """
+    from .data import flip_labels
+    from .datasets import CIFAR10_POSITIVE, load_cifar10, make_pu
+    from .training import train_supervised
+    s = exp.settings
+    cifar = make_pu("cifar10", load_cifar10(exp.data_dir), CIFAR10_POSITIVE, n_labeled=1,
+                    n_unlabeled=s["n_train"], seed=0)
+    x_val, y_val = cifar.x_test[:s["n_val"]], cifar.y_test[:s["n_val"]]
+    runs = []
+    for noise in progress(s["noise_rates"], desc="noise rates"):
+        for seed in exp.seeds:
+            h, _ = train_supervised(cifar.x_u, flip_labels(cifar.u_labels, noise, seed), x_val, y_val,
+                                    model=s["model"], model_kwargs=exp.train["model_kwargs"],
+                                    epochs=s["epochs"], batch_size=s["batch_size"], lr=s["lr"],
+                                    weight_decay=s["weight_decay"], seed=seed, device=exp.device,
+                                    amp=s.get("amp"))
+            runs.append(h.assign(noise=noise, method=f"noise {noise:.0%}",
+                                 test_error=1 - h.val_accuracy, test_auc=float("nan")))
+    return pd.concat(runs, ignore_index=True)
+
+
+#: The loss-histogram settings of the paper's Fig. 3: (method, loss, histogram range).
+HISTOGRAM_SETTINGS = {"nnPU, sigmoid loss": ("nnpu", "sigmoid", (0.0, 1.0)),
+                      "uPU, sigmoid loss": ("upu", "sigmoid", (0.0, 1.0)),
+                      "nnPU, logistic loss": ("nnpu", "logistic", None)}
+
+
+def run_loss_snapshots(exp: Experiment, data):
+    """Train each setting of :data:`HISTOGRAM_SETTINGS` and keep U's losses at the snapshot
+    epochs. Returns (panels for :func:`~pusupport.plots.loss_histograms`, history with
+    the top-k purity at each snapshot)."""
+    from .selection import top_k_purity
+    snapshots, top_k = exp.settings["snapshot_epochs"], exp.settings["top_k"]
+    panels, rows = {}, []
+    for title, (method, loss, value_range) in HISTOGRAM_SETTINGS.items():
+        result = train(data, exp.config(method, exp.seeds[0], loss=loss, selection_loss=loss,
+                                        record_u_losses=snapshots))
+        panels[title] = {"losses": result.u_losses, "range": value_range}
+        h = result.history.assign(method=title)
+        for epoch, losses in result.u_losses.items():
+            h.loc[h.epoch == epoch, "top_k_purity"] = top_k_purity(losses, data.u_labels, top_k,
+                                                                   ~data.u_labeled)
+        rows.append(h)
+    return panels, pd.concat(rows, ignore_index=True)
+
+
+def run_prior_sensitivity(exp: Experiment, make_data, estimate: float) -> pd.DataFrame:
+    """nnPU and aaPU trained with π × each of ``prior_factors`` and with ``estimate``."""
+    import dataclasses
+    truth = make_data(exp.seeds[0]).prior
+    priors = {f"×{f:g}": truth * f for f in exp.settings["prior_factors"]}
+    priors["BBE estimate"] = estimate
+    runs = []
+    for label, prior in priors.items():
+        h = run_methods(exp, ["nnpu", "aapu"],
+                        lambda seed, p=prior: dataclasses.replace(make_data(seed), prior=p))
+        runs.append(h.assign(prior_label=label, prior_used=prior, prior_error=prior / truth - 1))
+    return pd.concat(runs, ignore_index=True)
