@@ -15,6 +15,7 @@ import pandas as pd
 import torch
 from sklearn.metrics import roc_auc_score
 
+from . import checkpoint
 from .data import PUData
 from .losses import LOSSES
 from .models import MODELS, build_model, predict
@@ -34,6 +35,8 @@ class TrainConfig:
 
     lr_schedule maps an epoch e to the learning rate used *after* it: {100: 1e-5}
     trains epochs 1–100 at ``lr`` and 101+ at 1e-5 (PyTorch MultiStepLR semantics).
+    With ``checkpoint_dir`` set, the run saves a checkpoint every ``checkpoint_every``
+    epochs and at its end, and calling it again resumes from the last one.
     """
 
     method: str = "aapu"
@@ -56,6 +59,8 @@ class TrainConfig:
     amp: bool | None = None
     eval_batch_size: int = 4096
     record_u_losses: tuple = ()
+    checkpoint_dir: str | None = None
+    checkpoint_every: int = 10
     progress: bool = True
 
     def __post_init__(self):
@@ -73,6 +78,8 @@ class TrainConfig:
         need(self.lr > 0 and self.weight_decay >= 0, "lr must be > 0 and weight_decay >= 0")
         need(self.beta >= 0, f"beta must be >= 0, got {self.beta} (nnPU uses beta=0)")
         need(0 < self.gamma <= 1, f"gamma must be in (0, 1], got {self.gamma} (nnPU uses gamma=1)")
+        need(isinstance(self.checkpoint_every, int) and self.checkpoint_every >= 1,
+             f"checkpoint_every must be an int >= 1, got {self.checkpoint_every!r}")
         need(isinstance(self.n_select, int) and self.n_select >= 0,
              f"n_select must be an int >= 0, got {self.n_select!r}")
         if self.method in SELECTING:
@@ -175,9 +182,20 @@ def train(data: PUData, config: TrainConfig | None = None, **overrides) -> RunRe
         model = model.to(memory_format=torch.channels_last)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     selected = SelectedSet(len(data.x_u), data.u_labeled, data.u_labels, cfg.allow_repick)
-    rows, u_losses, start = [], {}, time.perf_counter()
-    bar = progress(range(1, cfg.epochs + 1), cfg.progress, desc=f"{cfg.method} seed {cfg.seed}",
-                   leave=False)
+    rows, u_losses, first, offset = [], {}, 1, 0.0
+    if cfg.checkpoint_dir:
+        ckpt_path, identity = checkpoint.path_for(cfg), checkpoint.fingerprint(cfg, data)
+        state = checkpoint.load(ckpt_path, identity)
+        if state is not None:
+            model.load_state_dict(state["model"])
+            opt.load_state_dict(state["optimizer"])
+            selected.load_state_dict(state["selected"])
+            checkpoint.restore_rng(state["rng"], gen)
+            rows, u_losses = state["history"], state["u_losses"]
+            first, offset = state["epoch"] + 1, rows[-1]["wall_time"]
+    start = time.perf_counter() - offset
+    bar = progress(range(first, cfg.epochs + 1), cfg.progress,
+                   desc=f"{cfg.method} seed {cfg.seed}", leave=False)
     for epoch in bar:
         lr = cfg.lr_at(epoch)
         for group in opt.param_groups:
@@ -220,6 +238,11 @@ def train(data: PUData, config: TrainConfig | None = None, **overrides) -> RunRe
                    wall_time=time.perf_counter() - start)
         rows.append(row)
         bar.set_postfix(test_error=f"{row['test_error']:.4f}", S=row["n_selected"])
+        if cfg.checkpoint_dir and (epoch % cfg.checkpoint_every == 0 or epoch == cfg.epochs):
+            checkpoint.save(ckpt_path, {
+                "fingerprint": identity, "epoch": epoch, "model": model.state_dict(),
+                "optimizer": opt.state_dict(), "selected": selected.state_dict(),
+                "rng": checkpoint.rng_state(gen), "history": rows, "u_losses": u_losses})
     return RunResult(pd.DataFrame(rows), model, selected, cfg, u_losses)
 
 
