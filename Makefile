@@ -16,7 +16,7 @@ FMNIST   ?= /usr/share/datasets/fashion-mnist
 MATHJAX  := book/_static/mathjax/tex-chtml.js
 SMOKE    := build/smoke
 
-.PHONY: setup data book test clean
+.PHONY: setup data book test bench clean
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -63,6 +63,10 @@ test: setup data
 	  --output-dir $(SMOKE)/results
 	$(PY) -m pytest -m book tests
 	$(PY) -m pytest --nbval-lax -p no:cacheprovider $(SMOKE)/pages
+
+# Speed and memory benchmark (not a test): writes bench/results.json.
+bench: setup data
+	PUSUPPORT_DATA=$(DATA_DIR) TQDM_DISABLE=1 $(PY) bench/run.py --data-dir $(DATA_DIR)
 
 clean:
 	rm -rf build book/_build book/pages results

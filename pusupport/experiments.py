@@ -9,6 +9,7 @@ the parameters (unknown names, wrong types, unknown profile) and returns the
 """
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from dataclasses import dataclass, field
@@ -57,14 +58,14 @@ NOT_IN_PAPER = {"fashion_mnist", "memorization"}
 PROFILE_CHANGES = {
     "synthetic": {
         "paper": {},
-        "cpu": {"n_seeds": 5},
+        "cpu": {},
         "smoke": {"epochs": 12, "select_from": 6, "lr_schedule": {6: 1e-5}, "n_seeds": 2,
                   "n_test": 2000},
     },
     "cifar10": {
         "paper": {},
-        "cpu": {"width": 0.25, "amp": True, "n_unlabeled": 10_000, "epochs": 12, "batch_size": 500,
-                "lr_schedule": {6: 5e-5, 9: 1e-5}, "select_from": 2, "n_select": 300, "n_seeds": 2},
+        "cpu": {"width": 0.25, "amp": True, "n_unlabeled": 10_000, "epochs": 10, "batch_size": 500,
+                "lr_schedule": {5: 5e-5, 8: 1e-5}, "select_from": 2, "n_select": 300, "n_seeds": 2},
         "smoke": {"width": 0.125, "amp": True, "n_labeled": 100, "n_unlabeled": 400, "epochs": 3,
                   "batch_size": 100, "lr_schedule": {}, "select_from": 2, "n_select": 20,
                   "n_seeds": 2},
@@ -79,20 +80,20 @@ PROFILE_CHANGES = {
     },
     "20news": {
         "paper": {},
-        "cpu": {"max_features": 20_000, "epochs": 100, "n_seeds": 2},
+        "cpu": {"max_features": 20_000, "epochs": 80, "n_seeds": 2},
         "smoke": {"max_features": 2000, "n_labeled": 100, "n_unlabeled": 600, "epochs": 3,
                   "batch_size": 300, "lr_schedule": {}, "select_from": 2, "n_select": 20,
                   "n_seeds": 2},
     },
     "memorization": {
         "paper": {},
-        "cpu": {"width": 0.25, "amp": True, "n_train": 2000, "n_val": 2000, "epochs": 30},
+        "cpu": {"width": 0.25, "amp": True, "n_train": 2000, "n_val": 2000, "epochs": 20},
         "smoke": {"width": 0.125, "amp": True, "n_train": 200, "n_val": 200, "epochs": 2,
                   "batch_size": 100},
     },
     "fashion_mnist": {
         "paper": {},
-        "cpu": {"epochs": 40, "lr_schedule": {10: 1e-5}, "select_from": 4, "n_select": 750,
+        "cpu": {"epochs": 30, "lr_schedule": {10: 1e-5}, "select_from": 3, "n_select": 750,
                 "n_seeds": 2},
         "smoke": {"n_labeled": 100, "n_unlabeled": 600, "epochs": 3, "batch_size": 200,
                   "lr_schedule": {}, "select_from": 2, "n_select": 20, "n_seeds": 2},
@@ -168,8 +169,7 @@ PAGE_CHANGES: dict = {
 
 PAGE_CHANGES["prior"] = {
     "paper": {"prior_factors": [0.8, 0.9, 1.0, 1.1, 1.2]},
-    "cpu": {"prior_factors": [0.8, 0.9, 1.0, 1.1, 1.2], "epochs": 300, "select_from": 100,
-            "n_seeds": 2},
+    "cpu": {"prior_factors": [0.8, 1.0, 1.2], "epochs": 300, "select_from": 100, "n_seeds": 2},
     "smoke": {"prior_factors": [0.8, 1.0, 1.2]},
 }
 
@@ -380,20 +380,32 @@ def run_methods(exp: Experiment, methods, make_data, **overrides) -> pd.DataFram
     """Train every method on every seed; ``make_data(seed)`` builds the PU data.
 
     ``methods`` is a list of names, or a dict mapping a label to TrainConfig overrides
-    (e.g. ``{"nnpu+p": {"method": "nnpu"}}``). Returns the tidy history of all runs.
+    (e.g. ``{"nnpu+p": {"method": "nnpu"}}``). With several seeds, methods that
+    :func:`~pusupport.vectorized.train_seeds` supports run all seeds at once (the same
+    maths); the others run seed by seed. Returns the tidy history of all runs.
     """
+    from .vectorized import VECTORIZED_METHODS, train_seeds
     if not isinstance(methods, dict):
         methods = {m: {"method": m} for m in methods}
-    histories = []
-    runs = [(seed, label) for seed in exp.seeds for label in methods]
+    configs = {}
+    for label, spec in methods.items():
+        spec = {**overrides, **spec}
+        configs[label] = exp.config(spec.pop("method", label), exp.seeds[0], **spec)
+    together = {label for label, cfg in configs.items()
+                if len(exp.seeds) > 1 and cfg.model == "mlp" and cfg.method in VECTORIZED_METHODS
+                and not cfg.record_u_losses and not cfg.checkpoint_dir}
+    histories = {}
+    for label in progress([l for l in configs if l in together], desc=f"{exp.name} (all seeds at once)"):
+        for result in train_seeds(make_data, exp.seeds, configs[label]):
+            histories[label, result.config.seed] = result.history
+    runs = [(seed, label) for seed in exp.seeds for label in configs if label not in together]
     data, data_seed = None, None
     for seed, label in progress(runs, desc=exp.name):
         if seed != data_seed:
             data, data_seed = make_data(seed), seed
-        spec = {**overrides, **methods[label]}
-        result = train(data, exp.config(spec.pop("method", label), seed, **spec))
-        histories.append(result.history.assign(method=label))
-    return pd.concat(histories, ignore_index=True)
+        histories[label, seed] = train(data, dataclasses.replace(configs[label], seed=seed)).history
+    return pd.concat([histories[label, seed].assign(method=label)
+                      for label in configs for seed in exp.seeds], ignore_index=True)
 
 
 def data_for(exp: Experiment, **changes):

@@ -92,7 +92,9 @@ class SparseLinear(nn.Linear):
 
     def forward(self, x):
         if x.is_sparse or x.layout == torch.sparse_csr:
-            out = torch.sparse.mm(x, self.weight.t())
+            # sparse products have no bf16 kernels: run this layer in float32 under autocast
+            with torch.autocast(x.device.type, enabled=False):
+                out = torch.sparse.mm(x.float(), self.weight.float().t())
             return out if self.bias is None else out + self.bias
         return super().forward(x)
 
@@ -126,9 +128,14 @@ class NewsMLP(nn.Module):
         return self.net(self.first(x)).squeeze(-1)
 
 
+def full_precision(g: torch.Tensor) -> torch.Tensor:
+    """Scores computed under autocast (bf16/fp16) back in float32; others unchanged."""
+    return g.float() if g.dtype in (torch.bfloat16, torch.float16) else g
+
+
 @torch.inference_mode()
 def predict(model: nn.Module, x, batch_size: int = 4096, amp: bool = False) -> torch.Tensor:
-    """Scores g(x) in eval mode without gradients, in float32, ``batch_size`` rows at a time.
+    """Scores g(x) in eval mode without gradients, ``batch_size`` rows at a time.
 
     ``x`` may be a tensor or :class:`~pusupport.sparse.SparseRows`; ``amp`` runs the
     forward pass under bfloat16 autocast. The model's train/eval mode is restored.
@@ -139,7 +146,7 @@ def predict(model: nn.Module, x, batch_size: int = 4096, amp: bool = False) -> t
     device = next(model.parameters()).device.type
     try:
         with torch.autocast(device, dtype=torch.bfloat16, enabled=amp):
-            return torch.cat([model(as_model_input(x[i:i + batch_size])).reshape(-1).float()
+            return torch.cat([full_precision(model(as_model_input(x[i:i + batch_size]))).reshape(-1)
                               for i in range(0, len(x), batch_size)])
     finally:
         model.train(was_training)

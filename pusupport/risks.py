@@ -95,18 +95,20 @@ def nnpu_risk(g_p, g_u, prior: float, loss: str = "logistic",
 
 
 def aapu_risk(g_p, g_u, g_s, prior: float, loss: str = "logistic",
-              beta: float = 0.0, gamma: float = 1.0) -> Risk:
+              beta: float = 0.0, gamma: float = 1.0, s_mask=None) -> Risk:
     """aaPU risk (paper §3.3): nnPU whose positive risk also counts the selected set S.
 
     R̂_p = (π/n_p)·Σ_{x∈P∪S} ℓ(g(x)) — divided by the labelled P count n_p, so every
     point of S adds weight; R̂_n = mean_U ℓ(−g) − π·mean_P ℓ(−g) uses P and U only
     (S stays inside U and never enters the correction term). Mini-batch estimator:
     the batch's P and S scores over the batch's P count, batches keeping the
-    P : U : S proportions. With S empty this is exactly nnPU.
+    P : U : S proportions. With S empty this is exactly nnPU. ``s_mask`` (same shape
+    as ``g_s``) marks the real entries when S batches are padded (vectorised seeds).
     """
     prior, ell = check_prior(prior), get_loss(loss)
     _check_scores(g_p, g_u)
-    positive = prior * (ell(g_p).sum(-1) + ell(g_s).sum(-1)) / g_p.shape[-1]
+    s_loss = ell(g_s) if s_mask is None else ell(g_s) * s_mask
+    positive = prior * (ell(g_p).sum(-1) + s_loss.sum(-1)) / g_p.shape[-1]
     negative = _negative_risk(g_p, g_u, prior, ell)
     return _non_negative(positive, negative, beta, gamma)
 

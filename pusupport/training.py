@@ -18,7 +18,7 @@ from sklearn.metrics import roc_auc_score
 from . import checkpoint
 from .data import PUData
 from .losses import LOSSES
-from .models import MODELS, build_model, predict
+from .models import MODELS, build_model, full_precision, predict
 from .progress import progress
 from .risks import RISKS, aapu_risk, naive_risk, nnpu_risk, upu_risk
 from .selection import SelectedSet, unlabeled_losses
@@ -210,7 +210,7 @@ def train(data: PUData, config: TrainConfig | None = None, **overrides) -> RunRe
             if channels_last:
                 x = x.contiguous(memory_format=torch.channels_last)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
-                g = model(x).float()
+                g = full_precision(model(x))
             g_p, g_u, g_s = g.split([len(bp), len(bu), len(bs)])
             risk = _risk(cfg, g_p, g_u, g_s, data.prior)
             opt.zero_grad(set_to_none=True)
@@ -278,7 +278,7 @@ def train_supervised(x, y, x_val=None, y_val=None, model: str = "kiryo_cnn",
         for idx in torch.randperm(len(x), generator=gen).split(batch_size):
             idx = idx.to(dev)
             with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=amp):
-                g = net(as_model_input(x[idx])).float()
+                g = full_precision(net(as_model_input(x[idx])))
             loss = LOSSES["logistic"](y[idx] * g).mean()
             opt.zero_grad(set_to_none=True)
             loss.backward()

@@ -79,7 +79,7 @@ def test_page_specific_paper_settings(cuda):
 def test_cpu_profile_says_what_it_changed():
     exp = resolve_page("real_data", params("real_data", profile="cpu"))
     text = exp.describe()
-    assert "profile 'cpu'" in text and "epochs = 12   (paper: 200)" in text
+    assert "profile 'cpu'" in text and "epochs = 10   (paper: 200)" in text
     assert exp.changes["width"] == 0.25
 
 
@@ -119,3 +119,13 @@ def test_every_book_page_has_its_parameters_declared():
         declared = {line.split("=")[0].strip() for line in source.splitlines() if "=" in line}
         assert declared == set(page_parameters(page)), entry["notebook"]
         assert set(entry["parameters"]) <= declared
+
+
+def test_run_methods_vectorises_the_mlp_and_keeps_the_tidy_layout(tmp_path):
+    from pusupport.experiments import data_for, run_methods
+    exp = resolve_page("synthetic", params("synthetic", profile="smoke", seeds=[0, 1],
+                                           output_dir=str(tmp_path)))
+    h = run_methods(exp, {"nnpu": {"method": "nnpu"}, "naive": {"method": "naive"}}, data_for(exp))
+    assert list(dict.fromkeys(zip(h.method, h.seed))) == [("nnpu", 0), ("nnpu", 1), ("naive", 0),
+                                                          ("naive", 1)]
+    assert (h.groupby(["method", "seed"]).epoch.max() == exp.settings["epochs"]).all()
