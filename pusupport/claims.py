@@ -109,3 +109,14 @@ def reproduction_table(output_dir, claims=CLAIMS) -> pd.DataFrame:
         rows.append({"claim": c.claim, "measured": measured, "profile": summary["profile"],
                      "verdict": "reproduced" if ok else "not reproduced"})
     return pd.DataFrame(rows)
+
+
+def verdict_for(output_dir, folder: str) -> str:
+    """Markdown: the paper's claim(s) tested by the page writing ``output_dir/folder``,
+    what was measured and the verdict — the page's row(s) of the reproduction summary."""
+    claims = [c for c in CLAIMS if c.folder == folder]
+    if not claims:
+        return ""
+    table = reproduction_table(output_dir, claims)
+    return "\n\n".join(f"**Claim:** {r.claim}  \n**Measured ({r.profile} profile):** {r.measured}  \n"
+                       f"**Verdict:** {r.verdict}" for r in table.itertuples())

@@ -506,11 +506,18 @@ def own_data_settings(exp: Experiment) -> dict:
     return s
 
 
+def random_rows(n: int, *tensors, seed: int = 0):
+    """The same ``n`` random rows of each tensor (test splits are often sorted by class)."""
+    import torch
+    index = torch.randperm(len(tensors[0]), generator=torch.Generator().manual_seed(seed))[:n]
+    return tuple(t[index] for t in tensors)
+
+
 def run_memorization(exp: Experiment) -> pd.DataFrame:
     """PN training of binary CIFAR-10 at each noise rate in ``exp.settings['noise_rates']``.
 
     A random sample of ``n_train`` training images (labels flipped at the noise rate)
-    and the first ``n_val`` test images as clean validation data.
+    and a random sample of ``n_val`` test images as clean validation data.
     """
     from .data import flip_labels
     from .datasets import CIFAR10_POSITIVE, load_cifar10, make_pu
@@ -518,7 +525,7 @@ def run_memorization(exp: Experiment) -> pd.DataFrame:
     s = exp.settings
     cifar = make_pu("cifar10", load_cifar10(exp.data_dir), CIFAR10_POSITIVE, n_labeled=1,
                     n_unlabeled=s["n_train"], seed=0)
-    x_val, y_val = cifar.x_test[:s["n_val"]], cifar.y_test[:s["n_val"]]
+    x_val, y_val = random_rows(s["n_val"], cifar.x_test, cifar.y_test)
     runs = []
     for noise in progress(s["noise_rates"], desc="noise rates"):
         for seed in exp.seeds:

@@ -129,3 +129,12 @@ def test_run_methods_vectorises_the_mlp_and_keeps_the_tidy_layout(tmp_path):
     assert list(dict.fromkeys(zip(h.method, h.seed))) == [("nnpu", 0), ("nnpu", 1), ("naive", 0),
                                                           ("naive", 1)]
     assert (h.groupby(["method", "seed"]).epoch.max() == exp.settings["epochs"]).all()
+
+
+def test_random_rows_do_not_follow_a_class_sorted_order():
+    from pusupport.experiments import random_rows
+    y = torch.cat([torch.ones(500), -torch.ones(500)])      # sorted, as ImageFolder test splits are
+    x = torch.arange(1000.0)
+    xs, ys = random_rows(200, x, y)
+    assert 0.3 < float((ys > 0).float().mean()) < 0.7
+    assert torch.equal(y[xs.long()], ys)
