@@ -13,11 +13,11 @@ from dataclasses import asdict, dataclass, field
 
 import pandas as pd
 import torch
-from sklearn.metrics import roc_auc_score
 
 from . import checkpoint
 from .data import PUData
 from .losses import LOSSES
+from .metrics import roc_auc, zero_one_error
 from .models import MODELS, build_model, full_precision, predict
 from .progress import progress
 from .risks import RISKS, aapu_risk, naive_risk, nnpu_risk, upu_risk
@@ -116,13 +116,15 @@ def stratified_batches(n_p: int, n_u: int, s_index: torch.Tensor, batch_size: in
     """Shuffle P, U and S and cut each into the same number of mini-batches.
 
     Every batch then holds P, U and S in the proportions of the whole set
-    (Algorithm 1, line 3). The number of batches is ⌈(n_p + n_u)/batch_size⌉,
+    (Algorithm 1, line 3). Indices are drawn on ``gen``'s device. The number of batches is ⌈(n_p + n_u)/batch_size⌉,
     capped at n_p so that every batch has a labelled positive.
     """
     n_batches = max(1, min(n_p, math.ceil((n_p + n_u) / batch_size)))
-    p = torch.randperm(n_p, generator=gen).tensor_split(n_batches)
-    u = torch.randperm(n_u, generator=gen).tensor_split(n_batches)
-    s = s_index[torch.randperm(len(s_index), generator=gen)].tensor_split(n_batches)
+    dev = gen.device
+    p = torch.randperm(n_p, generator=gen, device=dev).tensor_split(n_batches)
+    u = torch.randperm(n_u, generator=gen, device=dev).tensor_split(n_batches)
+    s_index = s_index.to(dev)
+    s = s_index[torch.randperm(len(s_index), generator=gen, device=dev)].tensor_split(n_batches)
     return list(zip(p, u, s))
 
 
@@ -131,8 +133,7 @@ def evaluate(model, x_test, y_test, batch_size=4096, amp=False) -> dict:
     if len(x_test) == 0:
         return {"test_error": float("nan"), "test_auc": float("nan")}
     g = predict(model, x_test, batch_size, amp)
-    error = float(((g > 0) != (y_test > 0)).float().mean())
-    auc = float(roc_auc_score((y_test > 0).cpu().numpy(), g.cpu().numpy()))
+    error, auc = torch.stack([zero_one_error(g, y_test), roc_auc(g, y_test)]).tolist()
     return {"test_error": error, "test_auc": auc}
 
 
@@ -171,7 +172,7 @@ def train(data: PUData, config: TrainConfig | None = None, **overrides) -> RunRe
     device = resolve_device(cfg.device)
     amp = cfg.amp if cfg.amp is not None else device.type == "cuda"
     torch.manual_seed(cfg.seed)
-    gen = torch.Generator().manual_seed(cfg.seed)
+    gen = torch.Generator(device).manual_seed(cfg.seed)
     data = data.to(device)
     kwargs = dict(cfg.model_kwargs)
     if cfg.model == "news_mlp":
@@ -202,10 +203,9 @@ def train(data: PUData, config: TrainConfig | None = None, **overrides) -> RunRe
             group["lr"] = lr
         model.train()
         sums = torch.zeros(4, device=device)
-        batches = stratified_batches(len(data.x_p), len(data.x_u), selected.indices.cpu(),
+        batches = stratified_batches(len(data.x_p), len(data.x_u), selected.indices,
                                      cfg.batch_size, gen)
         for bp, bu, bs in batches:
-            bp, bu, bs = bp.to(device), bu.to(device), bs.to(device)
             x = as_model_input(cat_rows([data.x_p[bp], data.x_u[bu], data.x_u[bs]]))
             if channels_last:
                 x = x.contiguous(memory_format=torch.channels_last)
@@ -262,7 +262,7 @@ def train_supervised(x, y, x_val=None, y_val=None, model: str = "kiryo_cnn",
     dev = resolve_device(device)
     amp = amp if amp is not None else dev.type == "cuda"
     torch.manual_seed(seed)
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator(dev).manual_seed(seed)
     x, y = x.to(dev), y.to(dev)
     tracked = [("train_accuracy", x, y)]
     if x_val is not None:
@@ -275,8 +275,7 @@ def train_supervised(x, y, x_val=None, y_val=None, model: str = "kiryo_cnn",
     rows = []
     for epoch in progress(range(1, epochs + 1), progress_bar, desc=f"PN seed {seed}", leave=False):
         net.train()
-        for idx in torch.randperm(len(x), generator=gen).split(batch_size):
-            idx = idx.to(dev)
+        for idx in torch.randperm(len(x), generator=gen, device=dev).split(batch_size):
             with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=amp):
                 g = full_precision(net(as_model_input(x[idx])))
             loss = LOSSES["logistic"](y[idx] * g).mean()

@@ -1,11 +1,14 @@
 """Vectorised seeds are the same maths as separate runs."""
 import pandas as pd
 import pytest
+import scipy.sparse
 import torch
 
-from pusupport.data import synthetic
-from pusupport.training import train
-from pusupport.vectorized import train_seeds
+from pusupport import vectorized
+from pusupport.data import PUData, synthetic
+from pusupport.sparse import SparseRows
+from pusupport.training import TrainConfig, train
+from pusupport.vectorized import NotStackable, train_seeds
 
 SEEDS = [0, 1, 2]
 
@@ -42,8 +45,68 @@ def test_vectorised_equals_sequential(method):
         assert (corrected > 0).any() and (corrected < 1).any()
 
 
+def images(seed):
+    """A tiny image PU problem (P drawn per seed, U and test shared): bright = positive."""
+    gen = torch.Generator().manual_seed(100)
+    y = torch.where(torch.rand(90, generator=gen) < 0.4, 1, -1)
+    x = torch.rand(90, 3, 32, 32, generator=gen) * 0.5 + 0.25 * (y[:, None, None, None] > 0)
+    pool = torch.randperm(200, generator=torch.Generator().manual_seed(seed))[:24]
+    x_p = torch.rand(200, 3, 32, 32, generator=torch.Generator().manual_seed(7))[pool] * 0.5 + 0.25
+    return PUData("images", x_p, x[:60], y[:60], torch.zeros(60, dtype=torch.bool),
+                  x[60:], y[60:], 0.4)
+
+
+@pytest.mark.parametrize("model", ["kiryo_cnn", "coteaching_cnn"])
+def test_vectorised_cnn_equals_sequential(model):
+    """Grouped convolutions, per-member BatchNorm (masked when S batches differ) and dropout."""
+    cfg = dict(method="aapu", model=model, model_kwargs={"width": 0.0625, "dropout": 0.5},
+               epochs=5, select_from=2, n_select=7, batch_size=40, lr=3e-3, lr_schedule={},
+               progress=False)
+    together = train_seeds(images, SEEDS, **cfg)
+    sizes = set()
+    for seed, vec in zip(SEEDS, together):
+        seq = train(images(seed), seed=seed, **cfg)
+        cols = ["risk", "risk_positive", "risk_negative", "test_error", "test_auc", "n_selected"]
+        pd.testing.assert_frame_equal(vec.history[cols], seq.history[cols], atol=1e-9, rtol=1e-9)
+        assert torch.equal(vec.selected.mask, seq.selected.mask)
+        for a, b in zip(vec.model.state_dict().values(), seq.model.state_dict().values()):
+            assert torch.allclose(a.double(), b.double(), atol=1e-9)
+        sizes.add(tuple(vec.history.n_selected))
+    assert len(sizes) > 1, "the members' S never differed in size: the masked path went untested"
+
+
+def test_vectorised_run_resumes_from_its_checkpoint(tmp_path, monkeypatch):
+    cfg = dict(method="aapu", epochs=10, select_from=2, n_select=5, batch_size=64, lr=3e-3,
+               progress=False, checkpoint_every=3)
+    straight = train_seeds(data, SEEDS, **cfg)
+    epochs = iter(range(1, 100))
+
+    def interrupted(iterable, *args, **kwargs):         # stop the run during epoch 8
+        for epoch in iterable:
+            if next(epochs) == 8:
+                raise KeyboardInterrupt
+            yield epoch
+    monkeypatch.setattr(vectorized, "progress", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        train_seeds(data, SEEDS, checkpoint_dir=str(tmp_path), **cfg)
+    monkeypatch.undo()
+    saved = torch.load(vectorized.checkpoint_path(TrainConfig(**cfg, checkpoint_dir=str(tmp_path)), SEEDS),
+                       weights_only=False)
+    assert saved["epoch"] == 6
+    resumed = train_seeds(data, SEEDS, checkpoint_dir=str(tmp_path), **cfg)
+    for a, b in zip(resumed, straight):
+        cols = [c for c in b.history.columns if c != "wall_time"]
+        pd.testing.assert_frame_equal(a.history[cols], b.history[cols])
+        assert torch.equal(a.selected.mask, b.selected.mask)
+    with pytest.raises(ValueError, match=r"different settings \['lr'\]"):
+        train_seeds(data, SEEDS, checkpoint_dir=str(tmp_path), **{**cfg, "lr": 1e-3})
+
+
 def test_unsupported_settings_are_refused():
-    with pytest.raises(ValueError, match="use train\\(\\) per seed"):
-        train_seeds(data, SEEDS, model="kiryo_cnn")
-    with pytest.raises(ValueError, match="use train\\(\\) per seed"):
+    with pytest.raises(NotStackable, match="use train\\(\\) per seed"):
         train_seeds(data, SEEDS, method="naive")
+    sparse = PUData("sparse", SparseRows.from_scipy(scipy.sparse.random(5, 4, 0.5, format="csr")),
+                    SparseRows.from_scipy(scipy.sparse.random(9, 4, 0.5, format="csr")),
+                    torch.ones(9), torch.zeros(9, dtype=torch.bool), torch.zeros(0, 4), torch.zeros(0), 0.3)
+    with pytest.raises(NotStackable, match="sparse"):
+        train_seeds(lambda s: sparse, SEEDS, model="news_mlp", method="nnpu", epochs=1)

@@ -1,0 +1,24 @@
+"""Test metrics computed where the scores are (no copy to the host per epoch)."""
+from __future__ import annotations
+
+import torch
+
+
+def zero_one_error(scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Fraction of points where sign(g) (g > 0 ⇒ +1) disagrees with the ±1 label, over the last dim."""
+    return ((scores > 0) != (labels > 0)).double().mean(-1)
+
+
+def roc_auc(scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """ROC AUC of 1-D ``scores`` for ±1 ``labels`` (Mann–Whitney U, ties counted ½).
+
+    Equals scikit-learn's ``roc_auc_score``; NaN when only one class is present.
+    """
+    positive = labels > 0
+    n_pos = positive.sum().double()
+    n_neg = len(labels) - n_pos
+    _, inverse, counts = torch.unique(scores, return_inverse=True, return_counts=True)
+    upper = counts.cumsum(0).double()
+    mean_rank = upper - (counts.double() - 1) / 2            # 1-based average rank of each value
+    rank_sum = mean_rank[inverse][positive].sum()
+    return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
