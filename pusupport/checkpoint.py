@@ -7,6 +7,7 @@ data is refused, never silently resumed.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from dataclasses import asdict
@@ -18,12 +19,21 @@ import torch
 RUNTIME_FIELDS = ("progress", "checkpoint_dir", "checkpoint_every", "device")
 
 
+def code_version() -> str:
+    """A hash of pusupport's source: a checkpoint from other code is not resumed."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
 def fingerprint(cfg, data) -> dict:
-    """What must match for a checkpoint to be resumed: the configuration and the data."""
+    """What must match for a checkpoint to be resumed: the configuration, the data, the code."""
     config = {k: v for k, v in asdict(cfg).items() if k not in RUNTIME_FIELDS}
     x_p = data.x_p if torch.is_tensor(data.x_p) else data.x_p.val
-    return {"config": config, "data": {"name": data.name, "n_p": len(data.x_p), "n_u": len(data.x_u),
-                                       "prior": data.prior, "x_p_sum": float(x_p.double().sum())}}
+    return {"config": config, "code": code_version(),
+            "data": {"name": data.name, "n_p": len(data.x_p), "n_u": len(data.x_u),
+                     "prior": data.prior, "x_p_sum": float(x_p.double().sum())}}
 
 
 def path_for(cfg) -> Path:
@@ -52,7 +62,8 @@ def load(path: Path, expected: dict) -> dict | None:
         old, new = state["fingerprint"], expected
         diff = sorted(k for k in {**old["config"], **new["config"]}
                       if old["config"].get(k) != new["config"].get(k))
-        what = f"settings {diff}" if diff else "data"
+        what = (f"settings {diff}" if diff else "pusupport code" if old.get("code") != new.get("code")
+                else "data")
         raise ValueError(f"checkpoint {path} was made with different {what}: refusing to resume "
                          "it. Delete it, or pass another checkpoint_dir, to start afresh.")
     return state

@@ -382,22 +382,29 @@ def run_methods(exp: Experiment, methods, make_data, **overrides) -> pd.DataFram
     ``methods`` is a list of names, or a dict mapping a label to TrainConfig overrides
     (e.g. ``{"nnpu+p": {"method": "nnpu"}}``). With several seeds, methods that
     :func:`~pusupport.vectorized.train_seeds` supports run all seeds at once (the same
-    maths); the others run seed by seed. Returns the tidy history of all runs.
+    maths); the others run seed by seed. At the ``paper`` profile every run checkpoints
+    under ``output_dir/<page>/checkpoints/<label>``, and re-running the page resumes.
+    Returns the tidy history of all runs.
     """
-    from .vectorized import VECTORIZED_METHODS, train_seeds
+    from .vectorized import NotStackable, train_seeds
     if not isinstance(methods, dict):
         methods = {m: {"method": m} for m in methods}
     configs = {}
     for label, spec in methods.items():
         spec = {**overrides, **spec}
         configs[label] = exp.config(spec.pop("method", label), exp.seeds[0], **spec)
-    together = {label for label, cfg in configs.items()
-                if len(exp.seeds) > 1 and cfg.model == "mlp" and cfg.method in VECTORIZED_METHODS
-                and not cfg.record_u_losses and not cfg.checkpoint_dir}
-    histories = {}
-    for label in progress([l for l in configs if l in together], desc=f"{exp.name} (all seeds at once)"):
-        for result in train_seeds(make_data, exp.seeds, configs[label]):
-            histories[label, result.config.seed] = result.history
+        if exp.profile == "paper":          # hours-long runs: resume where a crash left them
+            configs[label].checkpoint_dir = str(exp.results_dir / "checkpoints" / label)
+    histories, together = {}, set()
+    if len(exp.seeds) > 1:
+        for label in progress(list(configs), desc=f"{exp.name} (all seeds at once)"):
+            try:
+                results = train_seeds(make_data, exp.seeds, configs[label])
+            except NotStackable:                 # e.g. sparse inputs: seed by seed below
+                continue
+            together.add(label)
+            for result in results:
+                histories[label, result.config.seed] = result.history
     runs = [(seed, label) for seed in exp.seeds for label in configs if label not in together]
     data, data_seed = None, None
     for seed, label in progress(runs, desc=exp.name):

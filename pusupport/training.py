@@ -37,6 +37,8 @@ class TrainConfig:
     trains epochs 1–100 at ``lr`` and 101+ at 1e-5 (PyTorch MultiStepLR semantics).
     With ``checkpoint_dir`` set, the run saves a checkpoint every ``checkpoint_every``
     epochs and at its end, and calling it again resumes from the last one.
+    ``compile`` runs the training forward pass through ``torch.compile`` (the first
+    epochs pay for compilation; see ``make bench`` for where it pays off).
     """
 
     method: str = "aapu"
@@ -58,6 +60,7 @@ class TrainConfig:
     device: str = "auto"
     amp: bool | None = None
     eval_batch_size: int = 4096
+    compile: bool = False
     record_u_losses: tuple = ()
     checkpoint_dir: str | None = None
     checkpoint_every: int = 10
@@ -182,6 +185,7 @@ def train(data: PUData, config: TrainConfig | None = None, **overrides) -> RunRe
     if channels_last:
         model = model.to(memory_format=torch.channels_last)
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    forward = torch.compile(model, dynamic=True) if cfg.compile else model
     selected = SelectedSet(len(data.x_u), data.u_labeled, data.u_labels, cfg.allow_repick)
     rows, u_losses, first, offset = [], {}, 1, 0.0
     if cfg.checkpoint_dir:
@@ -210,7 +214,7 @@ def train(data: PUData, config: TrainConfig | None = None, **overrides) -> RunRe
             if channels_last:
                 x = x.contiguous(memory_format=torch.channels_last)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
-                g = full_precision(model(x))
+                g = full_precision(forward(x))
             g_p, g_u, g_s = g.split([len(bp), len(bu), len(bs)])
             risk = _risk(cfg, g_p, g_u, g_s, data.prior)
             opt.zero_grad(set_to_none=True)

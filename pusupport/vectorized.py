@@ -248,6 +248,7 @@ def train_seeds(make_data, seeds, config: TrainConfig | None = None, **overrides
         else:
             dropout_gens[-1].manual_seed(s)
     model = StackedNet(nets, device, dropout_gens, channels_last=True)
+    forward = torch.compile(model.__call__, dynamic=True) if cfg.compile else model
     opt = torch.optim.Adam(model.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
     x_p = _stack_shared([d.x_p for d in datas])
     x_u = _stack_shared([d.x_u for d in datas])
@@ -258,7 +259,7 @@ def train_seeds(make_data, seeds, config: TrainConfig | None = None, **overrides
     rows, first, offset = [[] for _ in seeds], 1, 0.0
     if cfg.checkpoint_dir:
         path = checkpoint_path(cfg, seeds)
-        identity = {"config": checkpoint.fingerprint(cfg, datas[0])["config"], "seeds": list(seeds),
+        identity = {**checkpoint.fingerprint(cfg, datas[0]), "seeds": list(seeds),
                     "data": [checkpoint.fingerprint(cfg, d)["data"] for d in datas]}
         state = checkpoint.load(path, identity)
         if state is not None:
@@ -289,7 +290,7 @@ def train_seeds(make_data, seeds, config: TrainConfig | None = None, **overrides
             mask = None if s_mask is None else torch.cat(
                 [torch.ones(K, bp.shape[1] + bu.shape[1], device=device), s_mask], 1)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
-                g = full_precision(model(x, mask))
+                g = full_precision(forward(x, mask))
             g_p, g_u, g_s = g.split([bp.shape[1], bu.shape[1], bs.shape[1]], 1)
             if cfg.method == "upu":
                 risk = upu_risk(g_p, g_u, prior, cfg.loss)

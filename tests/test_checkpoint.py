@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
+from pusupport import checkpoint
 from pusupport.data import synthetic
 from pusupport.training import train
 
@@ -64,3 +65,11 @@ def test_changed_configuration_refuses_a_stale_checkpoint(tmp_path):
         train(synthetic(**DATA), checkpoint_dir=str(tmp_path), **{**quick, "lr": 5e-4})
     with pytest.raises(ValueError, match="different data"):
         train(synthetic(**{**DATA, "seed": 1}), checkpoint_dir=str(tmp_path), **quick)
+
+
+def test_checkpoint_from_other_code_is_refused(tmp_path, monkeypatch):
+    quick = {**SETTINGS, "epochs": 6}
+    train(synthetic(**DATA), checkpoint_dir=str(tmp_path), **quick)
+    monkeypatch.setattr(checkpoint, "code_version", lambda: "edited")
+    with pytest.raises(ValueError, match="different pusupport code.*Delete it"):
+        train(synthetic(**DATA), checkpoint_dir=str(tmp_path), **quick)

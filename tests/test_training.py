@@ -134,3 +134,14 @@ def test_results_are_written(tmp_path, data):
     last = h[(h.epoch == 6) & (h.method == "nnpu")].test_error
     assert on_disk["methods"]["nnpu"]["test_error"]["mean"] == pytest.approx(last.mean())
     assert len(pd.read_csv(tmp_path / "page" / "history.csv")) == 24
+
+
+def test_compiled_training_matches_eager():
+    """``compile=True`` (torch.compile) changes the speed, not the maths."""
+    data = synthetic(0, n_labeled=40, n_unlabeled=300, n_test=500)
+    cfg = dict(method="aapu", epochs=4, select_from=2, n_select=3, batch_size=64, lr=1e-3,
+               progress=False)
+    eager, compiled = train(data, **cfg), train(data, compile=True, **cfg)
+    cols = ["risk", "risk_positive", "risk_negative", "test_error", "n_selected"]
+    pd.testing.assert_frame_equal(compiled.history[cols], eager.history[cols], atol=1e-4, rtol=1e-4)
+    assert torch.equal(compiled.selected.mask, eager.selected.mask)

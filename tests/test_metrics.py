@@ -1,0 +1,28 @@
+"""Device-side test metrics agree with scikit-learn."""
+import math
+
+import torch
+from sklearn.metrics import roc_auc_score
+
+from pusupport.metrics import roc_auc, zero_one_error
+
+
+def test_auc_matches_scikit_learn_with_ties():
+    gen = torch.Generator().manual_seed(0)
+    labels = torch.where(torch.rand(500, generator=gen) < 0.3, 1, -1)
+    scores = torch.randint(0, 20, (500,), generator=gen).float() + 0.5 * labels   # many ties
+    assert math.isclose(float(roc_auc(scores, labels)), roc_auc_score(labels > 0, scores), rel_tol=1e-12)
+
+
+def test_auc_extremes_and_one_class():
+    labels = torch.tensor([1, 1, -1, -1])
+    assert float(roc_auc(torch.tensor([3.0, 2.0, 1.0, 0.0]), labels)) == 1.0
+    assert float(roc_auc(torch.tensor([0.0, 1.0, 2.0, 3.0]), labels)) == 0.0
+    assert float(roc_auc(torch.ones(4), labels)) == 0.5
+    assert math.isnan(float(roc_auc(torch.tensor([1.0, 2.0]), torch.tensor([1, 1]))))
+
+
+def test_zero_one_error_counts_sign_disagreements():
+    scores = torch.tensor([[0.5, -0.2, 0.0, 2.0], [1.0, 1.0, 1.0, 1.0]])
+    labels = torch.tensor([[1, -1, 1, -1], [1, 1, -1, -1]])
+    assert zero_one_error(scores, labels).tolist() == [0.5, 0.5]       # g = 0 counts as −1
