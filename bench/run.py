@@ -25,7 +25,7 @@ from pusupport.models import build_model, predict
 from pusupport.risks import nnpu_risk
 from pusupport.selection import top_losses, unlabeled_losses
 from pusupport.training import train
-from pusupport.vectorized import train_seeds
+from pusupport.vectorized import StackedNet, train_seeds
 
 ROOT = Path(__file__).resolve().parent
 
@@ -78,13 +78,37 @@ def bench_seeds(epochs, n_seeds=10):
     seeds, select_from = list(range(n_seeds)), max(1, epochs // 5)
     cfg = dict(epochs=epochs, select_from=select_from, progress=False)
     t_vec = sum(timed(lambda m=m: train_seeds(synthetic, seeds, method=m, **cfg)) for m in ("nnpu", "aapu"))
+    train_seeds(synthetic, seeds, method="nnpu", compile=True, **{**cfg, "epochs": 2})  # warm-up
+    t_comp = sum(timed(lambda m=m: train_seeds(synthetic, seeds, method=m, compile=True, **cfg))
+                 for m in ("nnpu", "aapu"))
     t_seq = sum(timed(lambda m=m: [train(synthetic(s), method=m, seed=s, **cfg) for s in seeds])
                 for m in ("nnpu", "aapu"))
     t_plain = sum(timed(lambda m=m: [plain_pu_loop(s, m, epochs, select_from) for s in seeds])
                   for m in ("nnpu", "aapu"))
-    return {"epochs": epochs, "seeds": n_seeds, "vectorized_s": t_vec, "sequential_ours_s": t_seq,
-            "plain_loop_s": t_plain, "seeds_speedup": t_plain / t_vec,
-            "vectorized_vs_our_sequential": t_seq / t_vec}
+    # the hot spot: evaluating every member on the test set after every epoch
+    members = train_seeds(synthetic, seeds, method="nnpu", **{**cfg, "epochs": 1})
+    stacked = StackedNet([r.model for r in members], "cpu", [])
+    x_test = synthetic(0).x_test.expand(n_seeds, -1, -1)
+    t_eval = timed(lambda: stacked.scores(x_test, members[0].config.eval_batch_size, False), repeat=5)
+    eval_floor = 2 * epochs * t_eval
+    return {"epochs": epochs, "seeds": n_seeds, "vectorized_s": t_vec, "vectorized_compiled_s": t_comp,
+            "sequential_ours_s": t_seq, "plain_loop_s": t_plain, "seeds_speedup": t_plain / t_vec,
+            "seeds_speedup_compiled": t_plain / t_comp, "vectorized_vs_our_sequential": t_seq / t_vec,
+            "test_evaluation_s": eval_floor, "test_evaluation_share": eval_floor / t_vec,
+            "speedup_bound_if_training_were_free": t_plain / eval_floor}
+
+
+def bench_compile(epochs=60):
+    """One seed through train(), eager vs torch.compile (compilation paid once, before)."""
+    d, cfg = synthetic(0), dict(method="nnpu", epochs=epochs, progress=False)
+    start = time.perf_counter()
+    train(d, compile=True, **{**cfg, "epochs": 2})
+    t_compile = time.perf_counter() - start
+    d.x_test, d.y_test = d.x_test[:0], d.y_test[:0]           # training steps only
+    t_eager = timed(lambda: train(d, **cfg), repeat=2)
+    t_comp = timed(lambda: train(d, compile=True, **cfg), repeat=2)
+    return {"epochs": epochs, "eager_s": t_eager, "compiled_s": t_comp,
+            "first_compile_s": t_compile, "compile_speedup": t_eager / t_comp}
 
 
 # ------------------------------------------------------------------ 2–4. CIFAR-10
@@ -110,6 +134,24 @@ def cifar_subset(data_dir, n_u):
     raw = load_cifar10(data_dir, download=False)
     pu = make_pu("cifar10", raw, CIFAR10_POSITIVE, n_labeled=1000, n_unlabeled=n_u, seed=0)
     return raw, pu
+
+
+def bench_cnn_seeds(data_dir, n_u, width, batch_size, n_seeds):
+    """One aaPU epoch of the Kiryo CNN for ``n_seeds`` seeds: stacked (grouped convolutions) vs one by one."""
+    from pusupport.datasets import CIFAR10_POSITIVE, load_cifar10, make_pu
+    raw = load_cifar10(data_dir, download=False)
+
+    def make_data(seed):
+        pu = make_pu("cifar10", raw, CIFAR10_POSITIVE, n_labeled=1000, n_unlabeled=n_u, seed=seed)
+        pu.x_test, pu.y_test = pu.x_test[:0], pu.y_test[:0]     # training and selection only
+        return pu
+    cfg = dict(model="kiryo_cnn", model_kwargs={"width": width, "dropout": 0.5}, method="aapu",
+               epochs=2, select_from=1, n_select=150, batch_size=batch_size, amp=True, progress=False)
+    seeds = list(range(n_seeds))
+    t_stacked = timed(lambda: train_seeds(make_data, seeds, **cfg))
+    t_one_by_one = timed(lambda: [train(make_data(s), seed=s, **cfg) for s in seeds])
+    return {"seeds": n_seeds, "epochs": 2, "n_u": n_u, "width": width, "stacked_s": t_stacked,
+            "one_by_one_s": t_one_by_one, "cnn_seeds_speedup": t_one_by_one / t_stacked}
 
 
 def bench_cifar(data_dir, n_u, width, batch_size):
@@ -239,11 +281,18 @@ def main(argv=None):
     print("1. seeds: vectorised vs a plain per-seed loop ...", flush=True)
     results["seeds"] = bench_seeds(epochs=5 if quick else 100, n_seeds=3 if quick else 10)
     print(json.dumps(results["seeds"], indent=1), flush=True)
+    print("torch.compile: one seed, eager vs compiled ...", flush=True)
+    results["compile"] = bench_compile(epochs=6 if quick else 60)
+    print(json.dumps(results["compile"], indent=1), flush=True)
     if have_cifar:
         print("2-4. CIFAR-10: DataLoader, PU overhead, selection ...", flush=True)
         results["cifar10"] = bench_cifar(args.data_dir, n_u=1000 if quick else 5000,
                                          width=0.25, batch_size=500)
         print(json.dumps(results["cifar10"], indent=1), flush=True)
+        print("CIFAR-10 seeds: grouped convolutions vs one seed at a time ...", flush=True)
+        results["cnn_seeds"] = bench_cnn_seeds(args.data_dir, n_u=500 if quick else 5000, width=0.25,
+                                               batch_size=500, n_seeds=2 if quick else 4)
+        print(json.dumps(results["cnn_seeds"], indent=1), flush=True)
     else:
         print("CIFAR-10 not found: set --data-dir or PUSUPPORT_DATA (make bench does)")
     (ROOT / "results.json").write_text(json.dumps(results, indent=2))

@@ -32,8 +32,13 @@ class Risk:
     corrected: torch.Tensor
 
 
-def check_prior(prior: float) -> float:
-    """Validate a class prior π = p(y=+1); it must lie strictly between 0 and 1."""
+def check_prior(prior: float | torch.Tensor) -> float | torch.Tensor:
+    """Validate a class prior π = p(y=+1); it must lie strictly between 0 and 1.
+
+    A tensor holds one prior per leading member (vectorised seeds).
+    """
+    if torch.is_tensor(prior) and prior.is_floating_point() and bool(((prior > 0) & (prior < 1)).all()):
+        return prior
     if not isinstance(prior, (int, float)) or not 0.0 < float(prior) < 1.0:
         raise ValueError(
             f"class prior must be a number in (0, 1), got {prior!r}: pass the "

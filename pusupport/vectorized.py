@@ -102,7 +102,7 @@ class StackedNet:
                 h = h.contiguous(memory_format=torch.channels_last)
         else:                                             # an MLP flattens images
             h = x.reshape(K, B, -1)
-        for layer in self.layers:
+        for layer in self.layers if train else self._folded():
             kind = layer[0]
             if kind == "linear":
                 h = torch.bmm(h, layer[1]) if layer[2] is None else torch.baddbmm(layer[2], h, layer[1])
@@ -115,9 +115,30 @@ class StackedNet:
                     h = h * self._dropout_noise(h, layer[1], layer[2], mask)
             elif kind == "flatten":
                 h = h.reshape(B, K, -1).transpose(0, 1)
+            elif not train and isinstance(layer[1], nn.ReLU):
+                h = h.relu_()
             else:
                 h = layer[1](h)
         return h.squeeze(-1)
+
+    def _folded(self) -> list[tuple]:
+        """Eval-mode layers: each BatchNorm folded into the linear map or convolution before it."""
+        out = []
+        for layer in self.layers:
+            prev = out[-1] if out else None
+            if layer[0] == "bn" and prev is not None and prev[0] in ("linear", "conv"):
+                _, gamma, beta, rm, rv, _, eps = layer
+                scale = gamma * torch.rsqrt(rv + eps)                       # (K, C)
+                w, b = prev[1], prev[2] if prev[2] is not None else torch.zeros_like(beta)
+                if prev[0] == "linear":
+                    b = b.reshape(rm.shape)
+                    out[-1] = ("linear", w * scale[:, None], ((b - rm) * scale + beta)[:, None])
+                else:
+                    out[-1] = ("conv", w * scale.reshape(-1, 1, 1, 1),
+                               (b - rm.reshape(-1)) * scale.reshape(-1) + beta.reshape(-1), *prev[3:])
+            else:
+                out.append(layer)
+        return out
 
     def _batch_norm(self, h, layer, mask, train):
         _, gamma, beta, rm, rv, momentum, eps = layer
@@ -231,9 +252,10 @@ def train_seeds(make_data, seeds, config: TrainConfig | None = None, **overrides
     datas = [make_data(s).to(device) for s in seeds]
     if not all(torch.is_tensor(d.x_u) for d in datas):
         raise NotStackable("vectorised seeds need dense inputs (these are sparse): use train() per seed")
-    if len({(len(d.x_p), len(d.x_u), len(d.x_test), d.prior) for d in datas}) != 1:
-        raise NotStackable("vectorised seeds need data of the same sizes and prior for every seed")
-    prior, K = datas[0].prior, len(seeds)
+    if len({(len(d.x_p), len(d.x_u), len(d.x_test)) for d in datas}) != 1:
+        raise NotStackable("vectorised seeds need data of the same sizes for every seed")
+    K, priors = len(seeds), [d.prior for d in datas]
+    prior = priors[0] if len(set(priors)) == 1 else torch.tensor(priors, device=device)
     kwargs = dict(cfg.model_kwargs)
     if cfg.model == "news_mlp":
         kwargs.setdefault("in_features", math.prod(datas[0].x_u.shape[1:]))

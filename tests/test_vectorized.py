@@ -110,3 +110,15 @@ def test_unsupported_settings_are_refused():
                     torch.ones(9), torch.zeros(9, dtype=torch.bool), torch.zeros(0, 4), torch.zeros(0), 0.3)
     with pytest.raises(NotStackable, match="sparse"):
         train_seeds(lambda s: sparse, SEEDS, model="news_mlp", method="nnpu", epochs=1)
+
+
+def test_members_may_have_their_own_prior():
+    """Subsampled U gives each seed its own π: each member's risk uses its own."""
+    def drawn(seed):
+        return synthetic(seed, n_labeled=40, n_unlabeled=300, n_test=500, prior=0.40 + 0.02 * seed)
+    cfg = dict(method="aapu", epochs=6, select_from=3, n_select=5, batch_size=64, lr=3e-3,
+               progress=False)
+    for seed, vec in zip(SEEDS, train_seeds(drawn, SEEDS, **cfg)):
+        seq = train(drawn(seed), seed=seed, **cfg)
+        pd.testing.assert_frame_equal(vec.history[["risk", "test_error", "n_selected"]],
+                                      seq.history[["risk", "test_error", "n_selected"]], atol=1e-9, rtol=1e-9)
