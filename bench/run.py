@@ -216,6 +216,7 @@ def bench_cifar(data_dir, n_u, width, batch_size):
     return {"n_p": 1000, "n_u": n_u, "width": width, "batch_size": batch_size, "bf16": True,
             "ours_epoch_s": t_ours, "dataloader_epoch_s": t_loader, "bare_epoch_s": t_bare,
             "vs_dataloader_speedup": t_loader / t_ours, "pu_overhead": t_ours / t_bare,
+            "vs_dataloader_bound": t_loader / t_bare,       # what even the bare floor would reach
             "selection_s": t_sel, "bare_inference_s": t_inf, "selection_overhead": t_sel / t_inf,
             "selection_share_of_aapu_epoch": t_sel / (t_ours + t_sel)}
 

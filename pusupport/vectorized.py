@@ -92,8 +92,9 @@ class StackedNet:
         return [t for layer in self.layers if layer[0] == "bn" for t in layer[3:5]]
 
     def __call__(self, x: torch.Tensor, mask: torch.Tensor | None = None,
-                 train: bool = True) -> torch.Tensor:
-        """Scores (K, B) of inputs (K, B, …); ``mask`` (K, B) marks real rows (padding: 0)."""
+                 train: bool = True, rows: list[int] | None = None) -> torch.Tensor:
+        """Scores (K, B) of inputs (K, B, …); ``mask`` (K, B) marks real rows (padding: 0),
+        the first ``rows[k]`` of member k (all B when ``rows`` is None)."""
         self.steps += train
         K, B = x.shape[:2]
         if self.layers[0][0] == "conv":                   # images → (B, K·C, H, W)
@@ -112,7 +113,7 @@ class StackedNet:
                 h = self._batch_norm(h, layer, mask, train)
             elif kind == "dropout":
                 if train and layer[1] > 0:
-                    h = h * self._dropout_noise(h, layer[1], layer[2], mask)
+                    h = h * self._dropout_noise(h, layer[1], layer[2], rows or [B] * K)
             elif kind == "flatten":
                 h = h.reshape(B, K, -1).transpose(0, 1)
             elif not train and isinstance(layer[1], nn.ReLU):
@@ -173,10 +174,9 @@ class StackedNet:
                 out = out.contiguous(memory_format=torch.channels_last)
         return out
 
-    def _dropout_noise(self, h, p, per_channel, mask):
+    def _dropout_noise(self, h, p, per_channel, rows):
         """Each member's mask drawn from its own generator exactly as ``nn.Dropout`` draws it
         for that member's real rows."""
-        rows = [h.shape[1 - per_channel]] * self.K if mask is None else mask.sum(1).long().tolist()
         if per_channel:                               # Dropout2d: one draw per (row, channel)
             B = h.shape[0]
             noise = h.new_ones(B, self.K, h.shape[1] // self.K, 1, 1)
@@ -207,6 +207,8 @@ class StackedNet:
 
     def scores(self, x: torch.Tensor, batch_size: int, amp: bool) -> torch.Tensor:
         """Eval-mode scores (K, N) of inputs (K, N, …), ``batch_size`` rows per member at a time."""
+        if x.shape[1] == 0:
+            return x.new_zeros(x.shape[:2])
         with torch.inference_mode(), torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=amp):
             return torch.cat([full_precision(self(x[:, i:i + batch_size], train=False))
                               for i in range(0, x.shape[1], batch_size)], 1)
@@ -308,11 +310,12 @@ def train_seeds(make_data, seeds, config: TrainConfig | None = None, **overrides
         for batch in zip(*per_member):
             bp, bu = torch.stack([b[0] for b in batch]), torch.stack([b[1] for b in batch])
             bs, s_mask = _pad([b[2] for b in batch], device)
+            real_rows = [len(b[0]) + len(b[1]) + len(b[2]) for b in batch]      # known on the host
             x = torch.cat([x_p[members, bp], x_u[members, bu], x_u[members, bs]], 1)
             mask = None if s_mask is None else torch.cat(
                 [torch.ones(K, bp.shape[1] + bu.shape[1], device=device), s_mask], 1)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
-                g = full_precision(forward(x, mask))
+                g = full_precision(forward(x, mask, rows=real_rows))
             g_p, g_u, g_s = g.split([bp.shape[1], bu.shape[1], bs.shape[1]], 1)
             if cfg.method == "upu":
                 risk = upu_risk(g_p, g_u, prior, cfg.loss)

@@ -122,3 +122,12 @@ def test_members_may_have_their_own_prior():
         seq = train(drawn(seed), seed=seed, **cfg)
         pd.testing.assert_frame_equal(vec.history[["risk", "test_error", "n_selected"]],
                                       seq.history[["risk", "test_error", "n_selected"]], atol=1e-9, rtol=1e-9)
+
+
+def test_no_test_set_gives_nan_metrics():
+    def no_test(seed):
+        d = data(seed)
+        d.x_test, d.y_test = d.x_test[:0], d.y_test[:0]
+        return d
+    runs = train_seeds(no_test, SEEDS, method="nnpu", epochs=2, progress=False)
+    assert all(r.history.test_error.isna().all() and r.history.test_auc.isna().all() for r in runs)
