@@ -138,3 +138,17 @@ def test_random_rows_do_not_follow_a_class_sorted_order():
     xs, ys = random_rows(200, x, y)
     assert 0.3 < float((ys > 0).float().mean()) < 0.7
     assert torch.equal(y[xs.long()], ys)
+
+
+def test_paper_profile_runs_checkpoint_and_resume(tmp_path):
+    """At the paper profile a page's runs checkpoint; re-running the page resumes them."""
+    from pusupport.data import synthetic
+    from pusupport.experiments import run_methods
+    exp = resolve_page("synthetic", params("synthetic", epochs=3, seeds=[0, 1], output_dir=str(tmp_path)))
+
+    def make_data(seed):
+        return synthetic(seed, n_labeled=40, n_unlabeled=200, n_test=300)
+    first = run_methods(exp, ["nnpu"], make_data, progress=False)
+    assert (exp.results_dir / "checkpoints" / "nnpu" / "nnpu-seeds0_1.pt").exists()
+    again = run_methods(exp, ["nnpu"], make_data, progress=False)
+    assert again.equals(first)                     # resumed at its end: wall times included
