@@ -56,8 +56,8 @@ class StackedNet:
         self.K, self.steps, self.layers = len(models), 0, []
         self.gens, self.channels_last = dropout_gens, channels_last
 
-        def stack(tensors, dim=0):
-            return torch.stack([t.detach() for t in tensors], dim).to(device)
+        def stack(tensors):
+            return torch.stack([t.detach() for t in tensors]).to(device)
 
         for group in zip(*[_layers(m) for m in models]):
             first = group[0]
@@ -67,7 +67,10 @@ class StackedNet:
             elif isinstance(first, nn.Conv2d):
                 if first.groups != 1 or first.dilation != (1, 1):
                     raise NotStackable("only plain convolutions (groups=1, dilation=1) can be stacked")
-                w = torch.cat([l.weight.detach() for l in group]).to(device).requires_grad_()
+                w = torch.cat([l.weight.detach() for l in group]).to(device)
+                if channels_last:
+                    w = w.contiguous(memory_format=torch.channels_last)
+                w.requires_grad_()
                 b = torch.cat([l.bias.detach() for l in group]).to(device).requires_grad_()
                 self.layers.append(("conv", w, b, first.stride, first.padding))
             elif isinstance(first, (nn.BatchNorm1d, nn.BatchNorm2d)):

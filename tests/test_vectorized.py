@@ -56,10 +56,11 @@ def images(seed):
                   x[60:], y[60:], 0.4)
 
 
-@pytest.mark.parametrize("model", ["kiryo_cnn", "coteaching_cnn"])
-def test_vectorised_cnn_equals_sequential(model):
+@pytest.mark.parametrize("model, kwargs", [("kiryo_cnn", {}), ("coteaching_cnn", {}),
+                                           ("news_mlp", {"activation": "relu"})])
+def test_vectorised_image_models_equal_sequential(model, kwargs):
     """Grouped convolutions, per-member BatchNorm (masked when S batches differ) and dropout."""
-    cfg = dict(method="aapu", model=model, model_kwargs={"width": 0.0625, "dropout": 0.5},
+    cfg = dict(method="aapu", model=model, model_kwargs={"width": 0.0625, "dropout": 0.5, **kwargs},
                epochs=5, select_from=2, n_select=7, batch_size=40, lr=3e-3, lr_schedule={},
                progress=False)
     together = train_seeds(images, SEEDS, **cfg)
