@@ -386,7 +386,7 @@ def run_methods(exp: Experiment, methods, make_data, **overrides) -> pd.DataFram
     under ``output_dir/<page>/checkpoints/<label>``, and re-running the page resumes.
     Returns the tidy history of all runs.
     """
-    from .vectorized import NotStackable, train_seeds
+    from .vectorized import NotStackable, check_stackable, train_seeds
     if not isinstance(methods, dict):
         methods = {m: {"method": m} for m in methods}
     configs = {}
@@ -395,17 +395,19 @@ def run_methods(exp: Experiment, methods, make_data, **overrides) -> pd.DataFram
         configs[label] = exp.config(spec.pop("method", label), exp.seeds[0], **spec)
         if exp.profile == "paper":          # hours-long runs: resume where a crash left them
             configs[label].checkpoint_dir = str(exp.results_dir / "checkpoints" / label)
-    histories, together = {}, set()
+    histories, stackable = {}, []
     if len(exp.seeds) > 1:
-        for label in progress(list(configs), desc=f"{exp.name} (all seeds at once)"):
+        sample = make_data(exp.seeds[0])
+        for label, cfg in configs.items():
             try:
-                results = train_seeds(make_data, exp.seeds, configs[label])
+                check_stackable(cfg, sample)
+                stackable.append(label)
             except NotStackable:                 # e.g. sparse inputs: seed by seed below
-                continue
-            together.add(label)
-            for result in results:
-                histories[label, result.config.seed] = result.history
-    runs = [(seed, label) for seed in exp.seeds for label in configs if label not in together]
+                pass
+    for label in progress(stackable, desc=f"{exp.name} (all seeds at once)"):
+        for result in train_seeds(make_data, exp.seeds, configs[label]):
+            histories[label, result.config.seed] = result.history
+    runs = [(seed, label) for seed in exp.seeds for label in configs if label not in stackable]
     data, data_seed = None, None
     for seed, label in progress(runs, desc=exp.name):
         if seed != data_seed:

@@ -81,6 +81,7 @@ class TrainConfig:
         need(self.lr > 0 and self.weight_decay >= 0, "lr must be > 0 and weight_decay >= 0")
         need(self.beta >= 0, f"beta must be >= 0, got {self.beta} (nnPU uses beta=0)")
         need(0 < self.gamma <= 1, f"gamma must be in (0, 1], got {self.gamma} (nnPU uses gamma=1)")
+        need(isinstance(self.compile, bool), f"compile must be True or False, got {self.compile!r}")
         need(isinstance(self.checkpoint_every, int) and self.checkpoint_every >= 1,
              f"checkpoint_every must be an int >= 1, got {self.checkpoint_every!r}")
         need(isinstance(self.n_select, int) and self.n_select >= 0,
@@ -119,8 +120,9 @@ def stratified_batches(n_p: int, n_u: int, s_index: torch.Tensor, batch_size: in
     """Shuffle P, U and S and cut each into the same number of mini-batches.
 
     Every batch then holds P, U and S in the proportions of the whole set
-    (Algorithm 1, line 3). Indices are drawn on ``gen``'s device. The number of batches is ⌈(n_p + n_u)/batch_size⌉,
-    capped at n_p so that every batch has a labelled positive.
+    (Algorithm 1, line 3). The number of batches is ⌈(n_p + n_u)/batch_size⌉,
+    capped at n_p so that every batch has a labelled positive. Indices are drawn on
+    ``gen``'s device.
     """
     n_batches = max(1, min(n_p, math.ceil((n_p + n_u) / batch_size)))
     dev = gen.device
@@ -159,14 +161,15 @@ class RunResult:
                             columns=["epoch", "rank", "index", "new", "loss", "true_label"])
 
 
-def _risk(cfg: TrainConfig, g_p, g_u, g_s, prior):
+def method_risk(cfg: TrainConfig, g_p, g_u, g_s, prior, s_mask=None):
+    """The risk of ``cfg.method`` on a batch's P, U and S scores (``s_mask``: see aapu_risk)."""
     if cfg.method == "upu":
         return upu_risk(g_p, g_u, prior, cfg.loss)
     if cfg.method == "nnpu":
         return nnpu_risk(g_p, g_u, prior, cfg.loss, cfg.beta, cfg.gamma)
     if cfg.method == "naive":
         return naive_risk(g_p, g_u, g_s, prior, cfg.loss, cfg.beta, cfg.gamma)
-    return aapu_risk(g_p, g_u, g_s, prior, cfg.loss, cfg.beta, cfg.gamma)
+    return aapu_risk(g_p, g_u, g_s, prior, cfg.loss, cfg.beta, cfg.gamma, s_mask)
 
 
 def train(data: PUData, config: TrainConfig | None = None, **overrides) -> RunResult:
@@ -216,7 +219,7 @@ def train(data: PUData, config: TrainConfig | None = None, **overrides) -> RunRe
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
                 g = full_precision(forward(x))
             g_p, g_u, g_s = g.split([len(bp), len(bu), len(bs)])
-            risk = _risk(cfg, g_p, g_u, g_s, data.prior)
+            risk = method_risk(cfg, g_p, g_u, g_s, data.prior)
             opt.zero_grad(set_to_none=True)
             risk.objective.sum().backward()
             opt.step()

@@ -24,9 +24,8 @@ from .losses import get_loss
 from .metrics import roc_auc, zero_one_error
 from .models import NewsMLP, build_model, full_precision
 from .progress import progress
-from .risks import aapu_risk, nnpu_risk, upu_risk
 from .selection import SelectedSet
-from .training import RunResult, TrainConfig, resolve_device, stratified_batches
+from .training import RunResult, TrainConfig, method_risk, resolve_device, stratified_batches
 
 VECTORIZED_METHODS = ("upu", "nnpu", "aapu")
 #: Layers without parameters or state: applied to the stacked activations as they are.
@@ -74,6 +73,8 @@ class StackedNet:
                 b = torch.cat([l.bias.detach() for l in group]).to(device).requires_grad_()
                 self.layers.append(("conv", w, b, first.stride, first.padding))
             elif isinstance(first, (nn.BatchNorm1d, nn.BatchNorm2d)):
+                if not self.layers or self.layers[-1][0] not in ("linear", "conv"):
+                    raise NotStackable("a BatchNorm must follow a linear layer or convolution to be stacked")
                 self.layers.append(("bn", stack([l.weight for l in group]).requires_grad_(),
                                     stack([l.bias for l in group]).requires_grad_(),
                                     stack([l.running_mean for l in group]),
@@ -113,7 +114,7 @@ class StackedNet:
             elif kind == "conv":
                 h = F.conv2d(h, layer[1], layer[2], layer[3], layer[4], groups=K)
             elif kind == "bn":
-                h = self._batch_norm(h, layer, mask, train)
+                h = self._batch_norm(h, layer, mask)
             elif kind == "dropout":
                 if train and layer[1] > 0:
                     h = h * self._dropout_noise(h, layer[1], layer[2], rows or [B] * K)
@@ -129,8 +130,8 @@ class StackedNet:
         """Eval-mode layers: each BatchNorm folded into the linear map or convolution before it."""
         out = []
         for layer in self.layers:
-            prev = out[-1] if out else None
-            if layer[0] == "bn" and prev is not None and prev[0] in ("linear", "conv"):
+            if layer[0] == "bn":
+                prev = out[-1]
                 _, gamma, beta, rm, rv, _, eps = layer
                 scale = gamma * torch.rsqrt(rv + eps)                       # (K, C)
                 w, b = prev[1], prev[2] if prev[2] is not None else torch.zeros_like(beta)
@@ -144,33 +145,30 @@ class StackedNet:
                 out.append(layer)
         return out
 
-    def _batch_norm(self, h, layer, mask, train):
+    def _batch_norm(self, h, layer, mask):
+        """Training-mode BatchNorm with per-member statistics over the real (unmasked) rows."""
         _, gamma, beta, rm, rv, momentum, eps = layer
         image = h.dim() == 4
-        if image and (mask is None or not train):     # grouped channels: the stock kernel
+        if image and mask is None:                    # grouped channels: the stock kernel
             return F.batch_norm(h, rm.view(-1), rv.view(-1), gamma.view(-1), beta.view(-1),
-                                train, momentum, eps)
+                                True, momentum, eps)
         if image:                                     # (B, K·C, H, W) → (K, B·H·W, C), padded rows masked
             B, _, H, W = h.shape
             x = h.reshape(B, self.K, -1, H * W).permute(1, 0, 3, 2).reshape(self.K, B * H * W, -1)
             m = mask.repeat_interleave(H * W, 1)
         else:
             x, m = h, mask
-        if not train:
-            out = torch.addcmul(beta[:, None], x - rm[:, None], (gamma * torch.rsqrt(rv + eps))[:, None])
-        else:
-            xf = full_precision(x)
-            m = torch.ones(xf.shape[:2], device=xf.device, dtype=xf.dtype) if m is None else m.to(xf.dtype)
-            m = m[..., None]
-            n = m.sum(1)                                                  # (K, 1)
-            mean = (xf * m).sum(1) / n                                    # (K, C)
-            centred = xf - mean[:, None]
-            var = (centred.square() * m).sum(1) / n                       # biased, as BatchNorm
-            with torch.no_grad():
-                rm.mul_(1 - momentum).add_(momentum * mean)
-                rv.mul_(1 - momentum).add_(momentum * var * n / (n - 1))
-            out = torch.addcmul(beta[:, None], centred, (gamma * torch.rsqrt(var + eps))[:, None])
-            out = out.to(x.dtype)
+        xf = full_precision(x)
+        m = torch.ones(xf.shape[:2], device=xf.device, dtype=xf.dtype) if m is None else m.to(xf.dtype)
+        m = m[..., None]
+        n = m.sum(1)                                                      # (K, 1)
+        mean = (xf * m).sum(1) / n                                        # (K, C)
+        centred = xf - mean[:, None]
+        var = (centred.square() * m).sum(1) / n                           # biased, as BatchNorm
+        with torch.no_grad():
+            rm.mul_(1 - momentum).add_(momentum * mean)
+            rv.mul_(1 - momentum).add_(momentum * var * n / (n - 1))
+        out = torch.addcmul(beta[:, None], centred, (gamma * torch.rsqrt(var + eps))[:, None]).to(x.dtype)
         if image:
             out = out.reshape(self.K, B, H * W, -1).permute(1, 0, 3, 2).reshape(B, -1, H, W)
             if self.channels_last:
@@ -240,6 +238,15 @@ def checkpoint_path(cfg: TrainConfig, seeds) -> Path:
     return Path(cfg.checkpoint_dir) / f"{cfg.method}-seeds{'_'.join(map(str, seeds))}.pt"
 
 
+def check_stackable(cfg: TrainConfig, data=None) -> None:
+    """Raise :class:`NotStackable` when ``cfg`` (and ``data``, if given) cannot run stacked."""
+    if cfg.method not in VECTORIZED_METHODS or cfg.record_u_losses:
+        raise NotStackable(f"vectorised seeds support methods {VECTORIZED_METHODS} without "
+                           f"record_u_losses; got method {cfg.method!r}: use train() per seed")
+    if data is not None and not torch.is_tensor(data.x_u):
+        raise NotStackable("vectorised seeds need dense inputs (these are sparse): use train() per seed")
+
+
 def train_seeds(make_data, seeds, config: TrainConfig | None = None, **overrides) -> list[RunResult]:
     """Train one member per seed (data ``make_data(seed)``), all in one stacked model.
 
@@ -249,14 +256,12 @@ def train_seeds(make_data, seeds, config: TrainConfig | None = None, **overrides
     Raises :class:`NotStackable` for what it cannot stack.
     """
     cfg = TrainConfig(**{**asdict(config or TrainConfig()), **overrides})
-    if cfg.method not in VECTORIZED_METHODS or cfg.record_u_losses:
-        raise NotStackable(f"vectorised seeds support methods {VECTORIZED_METHODS} without "
-                           f"record_u_losses; got method {cfg.method!r}: use train() per seed")
+    check_stackable(cfg)
     device = resolve_device(cfg.device)
     amp = cfg.amp if cfg.amp is not None else device.type == "cuda"
     datas = [make_data(s).to(device) for s in seeds]
-    if not all(torch.is_tensor(d.x_u) for d in datas):
-        raise NotStackable("vectorised seeds need dense inputs (these are sparse): use train() per seed")
+    for d in datas:
+        check_stackable(cfg, d)
     if len({(len(d.x_p), len(d.x_u), len(d.x_test)) for d in datas}) != 1:
         raise NotStackable("vectorised seeds need data of the same sizes for every seed")
     K, priors = len(seeds), [d.prior for d in datas]
@@ -320,12 +325,7 @@ def train_seeds(make_data, seeds, config: TrainConfig | None = None, **overrides
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
                 g = full_precision(forward(x, mask, rows=real_rows))
             g_p, g_u, g_s = g.split([bp.shape[1], bu.shape[1], bs.shape[1]], 1)
-            if cfg.method == "upu":
-                risk = upu_risk(g_p, g_u, prior, cfg.loss)
-            elif cfg.method == "nnpu":
-                risk = nnpu_risk(g_p, g_u, prior, cfg.loss, cfg.beta, cfg.gamma)
-            else:
-                risk = aapu_risk(g_p, g_u, g_s, prior, cfg.loss, cfg.beta, cfg.gamma, s_mask)
+            risk = method_risk(cfg, g_p, g_u, g_s, prior, s_mask)
             opt.zero_grad(set_to_none=True)
             risk.objective.sum().backward()
             opt.step()

@@ -90,6 +90,7 @@ def test_batches_keep_the_proportions():
     (dict(batch_size=1.5), "batch_size"),
     (dict(beta=-0.1), "beta"),
     (dict(gamma=2), "gamma"),
+    (dict(compile="yes"), "compile must be True or False"),
 ])
 def test_bad_config_is_rejected(kwargs, match):
     with pytest.raises(ValueError, match=match):
