@@ -228,8 +228,8 @@ def _pad(index_lists, device):
 
 
 def _stack_shared(tensors):
-    """Stack per-member tensors; identical ones (e.g. the common U or test set) as a view."""
-    if all(t is tensors[0] or torch.equal(t, tensors[0]) for t in tensors[1:]):
+    """Stack per-member tensors; one shared tensor (e.g. the common U) as a view."""
+    if all(t is tensors[0] for t in tensors[1:]):
         return tensors[0].expand(len(tensors), *tensors[0].shape)
     return torch.stack(tensors)
 
@@ -259,9 +259,15 @@ def train_seeds(make_data, seeds, config: TrainConfig | None = None, **overrides
     check_stackable(cfg)
     device = resolve_device(cfg.device)
     amp = cfg.amp if cfg.amp is not None else device.type == "cuda"
-    datas = [make_data(s).to(device) for s in seeds]
-    for d in datas:
+    datas = []
+    for s in seeds:                # keep one copy of what every seed shares (U, the test set)
+        d = make_data(s).to(device)
         check_stackable(cfg, d)
+        for name in ("x_u", "x_test", "y_test") if datas else ():
+            first = getattr(datas[0], name)
+            if getattr(d, name).shape == first.shape and torch.equal(getattr(d, name), first):
+                setattr(d, name, first)
+        datas.append(d)
     if len({(len(d.x_p), len(d.x_u), len(d.x_test)) for d in datas}) != 1:
         raise NotStackable("vectorised seeds need data of the same sizes for every seed")
     K, priors = len(seeds), [d.prior for d in datas]
