@@ -8,6 +8,12 @@ notebook in memory and executed by papermill with kernel python3 and the page's
 parameters from book/pages.json; the executed notebook lands in
 <book-dir>/pages/<page>.ipynb. A --book-dir other than book/ receives a copy of the
 book's configuration, so test builds never touch book/.
+
+A page whose data set is missing stops with ``DatasetNotFoundError`` (papermill then
+exits non-zero for a person running it). Here that page is rendered as "not run": its
+cells up to the failure are kept, followed by a box with the error's message (what was
+looked for, how to provide it), and ``summary.json`` records "not run" — unless an
+earlier run of the page succeeded, whose results are kept.
 """
 from __future__ import annotations
 
@@ -46,6 +52,10 @@ def prepare(book_dir: Path) -> None:
             shutil.copy2(src, dst)
 
 
+#: The exception a page raises when its data set is missing (pusupport.datasets).
+DATA_MISSING = "DatasetNotFoundError"
+
+
 def execute(page: dict, book_dir: Path, profile: str, output_dir: Path, data_dir: str | None,
             device: str) -> float:
     """Run one page with papermill; return its wall time in seconds."""
@@ -55,10 +65,36 @@ def execute(page: dict, book_dir: Path, profile: str, output_dir: Path, data_dir
     out = book_dir / "pages" / f"{page['page']}.ipynb"
     out.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    papermill.execute_notebook(nb, str(out), parameters=params, kernel_name="python3",
-                               cwd=str(ROOT), progress_bar=False)
+    try:
+        papermill.execute_notebook(nb, str(out), parameters=params, kernel_name="python3",
+                                   cwd=str(ROOT), progress_bar=False)
+    except papermill.PapermillExecutionError as err:
+        if err.ename != DATA_MISSING:
+            raise
+        mark_not_run(out, err.evalue, output_dir / page["page"], profile)
     finish_page(out, page.get("title"))
     return time.perf_counter() - start
+
+
+def mark_not_run(path: Path, message: str, results: Path, profile: str) -> None:
+    """Cut the executed page at the failed cell, add the "not run" box, record the status."""
+    nb = nbformat.read(path, as_version=4)
+    failed = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code"
+                  and any(o.get("output_type") == "error" for o in c.get("outputs", [])))
+    box = (":::{warning} Not run: data not available\nThis page needs a data set that is not on "
+           "this machine and could not be downloaded. Provide it, then re-run the page (or "
+           "`make book`):\n\n```text\n" + message.strip() + "\n```\n:::")
+    nb.cells = nb.cells[:failed] + [nbformat.v4.new_markdown_cell(box)]
+    nbformat.write(nb, path)
+    summary = results / "summary.json"
+    earlier = json.loads(summary.read_text()) if summary.exists() else {}
+    if earlier.get("status") == "run":
+        print(f"  {results.name}: data missing; keeping the results of the earlier run", flush=True)
+        return
+    results.mkdir(parents=True, exist_ok=True)
+    summary.write_text(json.dumps({"status": "not run", "reason": "data not available",
+                                   "page": results.name, "profile": profile, "message": message,
+                                   "methods": {}}, indent=2))
 
 
 def finish_page(path: Path, title: str | None) -> None:

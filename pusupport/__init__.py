@@ -1,18 +1,23 @@
 """pusupport — the code behind the aaPU reproduction book.
 
-Modules: ``losses`` (Eqs. 2–3), ``risks`` (uPU, nnPU, aaPU), ``selection``
-(Algorithm 1, lines 7–9), ``data`` (PU problems, §4.1's synthetic set),
-``models`` (the paper's networks), ``training`` (the loop), ``records``
-(histories and summaries on disk).
+Modules: ``losses`` (Eqs. 2–3), ``risks`` (uPU, nnPU, aaPU, PN), ``methods`` (the
+registry of trained methods), ``selection`` (Algorithm 1, lines 7–9), ``data`` and
+``datasets`` (PU problems), ``models`` (the paper's networks), ``stacking`` and
+``members`` (K seeds as one network), ``config`` (typed settings), ``training``
+(the one loop), ``records`` (results on disk), ``pages`` and ``runs`` (the book's
+pages), ``experiments`` (single-page drivers).
 """
+from .config import DataConfig, ModelConfig, PageConfig, Settings, TrainConfig
 from .data import PUData, synthetic
 from .losses import get_loss, logistic_loss, sigmoid_loss
+from .methods import METHODS
 from .models import build_model
-from .risks import Risk, aapu_risk, nnpu_risk, upu_risk
+from .risks import Risk, aapu_risk, nnpu_risk, pn_risk, upu_risk
 from .selection import SelectedSet, top_losses, unlabeled_losses
-from .training import RunResult, TrainConfig, train
+from .training import RunResult, train, train_seeds
 
 __version__ = "0.1.0"
-__all__ = ["PUData", "synthetic", "get_loss", "logistic_loss", "sigmoid_loss", "build_model",
-           "Risk", "aapu_risk", "nnpu_risk", "upu_risk", "SelectedSet", "top_losses",
-           "unlabeled_losses", "RunResult", "TrainConfig", "train"]
+__all__ = ["DataConfig", "ModelConfig", "PageConfig", "Settings", "TrainConfig", "PUData",
+           "synthetic", "get_loss", "logistic_loss", "sigmoid_loss", "METHODS", "build_model",
+           "Risk", "aapu_risk", "nnpu_risk", "pn_risk", "upu_risk", "SelectedSet", "top_losses",
+           "unlabeled_losses", "RunResult", "train", "train_seeds"]

@@ -16,28 +16,34 @@ from pathlib import Path
 import torch
 
 #: Settings that change how a run is shown or stored, never its results.
-RUNTIME_FIELDS = ("progress", "checkpoint_dir", "checkpoint_every", "device")
+RUNTIME_FIELDS = ("progress", "checkpoint_dir", "checkpoint_every", "device", "seed")
 
 
 def code_version() -> str:
     """A hash of pusupport's source: a checkpoint from other code is not resumed."""
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
+    for path in sorted(Path(__file__).parent.rglob("*.py")):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 
-def fingerprint(cfg, data) -> dict:
-    """What must match for a checkpoint to be resumed: the configuration, the data, the code."""
-    config = {k: v for k, v in asdict(cfg).items() if k not in RUNTIME_FIELDS}
+def _data_fingerprint(data) -> dict:
     x_p = data.x_p if torch.is_tensor(data.x_p) else data.x_p.val
-    return {"config": config, "code": code_version(),
-            "data": {"name": data.name, "n_p": len(data.x_p), "n_u": len(data.x_u),
-                     "prior": data.prior, "x_p_sum": float(x_p.double().sum())}}
+    return {"name": data.name, "n_p": len(data.x_p), "n_u": len(data.x_u),
+            "prior": data.prior, "x_p_sum": float(x_p.double().sum())}
 
 
-def path_for(cfg) -> Path:
-    return Path(cfg.checkpoint_dir) / f"{cfg.method}-seed{cfg.seed}.pt"
+def fingerprint(cfg, datas, seeds) -> dict:
+    """What must match for a checkpoint to be resumed: the configuration, the seeds, each
+    seed's data, the code."""
+    config = {k: v for k, v in asdict(cfg).items() if k not in RUNTIME_FIELDS}
+    return {"config": config, "code": code_version(), "seeds": list(seeds),
+            "data": [_data_fingerprint(d) for d in datas]}
+
+
+def path_for(cfg, seeds) -> Path:
+    """``<checkpoint_dir>/<method>-seeds<s1_s2…>.pt``."""
+    return Path(cfg.checkpoint_dir) / f"{cfg.method}-seeds{'_'.join(map(str, seeds))}.pt"
 
 
 def save(path: Path, state: dict) -> None:
@@ -54,10 +60,15 @@ def save(path: Path, state: dict) -> None:
 
 
 def load(path: Path, expected: dict) -> dict | None:
-    """The checkpoint at ``path`` if there is one; refuses one from another configuration."""
+    """The checkpoint at ``path`` if there is one; refuses one from another configuration
+    and names the path of one it cannot read."""
     if not path.exists():
         return None
-    state = torch.load(path, weights_only=False)
+    try:
+        state = torch.load(path, weights_only=False)
+    except Exception as err:       # truncated or not a checkpoint
+        raise ValueError(f"checkpoint {path} cannot be read ({type(err).__name__}): it is "
+                         "truncated or not a checkpoint. Delete it to start afresh.") from err
     if state["fingerprint"] != expected:
         old, new = state["fingerprint"], expected
         diff = sorted(k for k in {**old["config"], **new["config"]}
@@ -67,17 +78,3 @@ def load(path: Path, expected: dict) -> dict | None:
         raise ValueError(f"checkpoint {path} was made with different {what}: refusing to resume "
                          "it. Delete it, or pass another checkpoint_dir, to start afresh.")
     return state
-
-
-def rng_state(gen: torch.Generator) -> dict:
-    state = {"torch": torch.get_rng_state(), "batches": gen.get_state()}
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
-    return state
-
-
-def restore_rng(state: dict, gen: torch.Generator) -> None:
-    torch.set_rng_state(state["torch"])
-    gen.set_state(state["batches"])
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])

@@ -89,3 +89,14 @@ def flip_labels(y: torch.Tensor, rate: float, seed: int = 0) -> torch.Tensor:
     gen = torch.Generator().manual_seed(seed)
     flip = torch.rand(len(y), generator=gen) < rate
     return torch.where(flip, -y, y)
+
+
+def supervised(x_pos, x_neg, x_test=None, y_test=None, name: str = "PN") -> PUData:
+    """A fully labelled (PN) problem in PUData form, for method ``"pn"``: the positives
+    in the P slot, the negatives in the U slot, π their positive fraction."""
+    n_neg = len(x_neg)
+    x_test = x_pos[:0] if x_test is None else x_test
+    y_test = torch.zeros(0, dtype=torch.long) if y_test is None else y_test
+    return PUData(name, x_pos, x_neg, -torch.ones(n_neg, dtype=torch.long),
+                  torch.zeros(n_neg, dtype=torch.bool), x_test, y_test,
+                  len(x_pos) / (len(x_pos) + n_neg))

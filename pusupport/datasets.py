@@ -261,7 +261,7 @@ def load_cifar10(data_dir=None, download: bool = True) -> LabeledData:
             return load_image_folder(root / name, data_dir=root)
     official = root / "cifar-10-batches-py"
     if not official.is_dir() and download:
-        _download(lambda: __import__("torchvision").datasets.CIFAR10(root, download=True),
+        _download(lambda where: __import__("torchvision").datasets.CIFAR10(where, download=True),
                   "CIFAR-10", root, ["cifar-10-batches-py/", "cifar10-jpeg/{train,test}/<class>/*"])
     if not official.is_dir():
         raise DatasetNotFoundError("CIFAR-10", root, ["cifar-10-batches-py/",
@@ -283,7 +283,7 @@ def load_cifar100(data_dir=None, download: bool = True) -> LabeledData:
         return load_image_folder(root / "cifar100", data_dir=root)
     official = root / "cifar-100-python"
     if not official.is_dir() and download:
-        _download(lambda: __import__("torchvision").datasets.CIFAR100(root, download=True),
+        _download(lambda where: __import__("torchvision").datasets.CIFAR100(where, download=True),
                   "CIFAR-100", root, ["cifar-100-python/"])
     if not (official / "train").exists():
         raise DatasetNotFoundError("CIFAR-100", root, ["cifar-100-python/{train,test,meta}",
@@ -296,12 +296,22 @@ def load_cifar100(data_dir=None, download: bool = True) -> LabeledData:
 
 
 def _download(fetch, name, root, looked_for):
+    """``fetch(folder)`` into a temporary folder, then move what arrived into ``root``:
+    a failed download (no internet, DNS, HTTP error) creates nothing and raises
+    :class:`DatasetNotFoundError`."""
+    tmp = Path(tempfile.mkdtemp(prefix="pusupport-download-"))
     try:
+        result = fetch(tmp)
         root.mkdir(parents=True, exist_ok=True)
-        fetch()
-    except Exception as err:   # no internet, DNS failure, HTTP error…
+        for item in tmp.iterdir():
+            if not (root / item.name).exists():
+                shutil.move(str(item), str(root / item.name))
+        return result
+    except Exception as err:
         raise DatasetNotFoundError(name, root, looked_for, "the official files",
                                    f"the download failed ({type(err).__name__}: {err})") from err
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 # ---------------------------------------------------------------- Fashion-MNIST
@@ -326,7 +336,7 @@ def load_fashion_mnist(data_dir=None, download: bool = True) -> LabeledData:
                 shutil.copyfileobj(src, dst)
     have = all((raw / f).exists() for f in FASHION_MNIST_FILES)
     if not have and download:
-        _download(lambda: FashionMNIST(root, download=True), "Fashion-MNIST", root,
+        _download(lambda where: FashionMNIST(where, download=True), "Fashion-MNIST", root,
                   [f"FashionMNIST/raw/{f}" for f in FASHION_MNIST_FILES])
         have = True
     if not have:
@@ -365,13 +375,10 @@ def load_20news(data_dir=None, download: bool = True, max_features: int | None =
         signature = {"path": "sklearn", "max_features": max_features}
 
         def read():
-            try:
-                return {s: fetch_20newsgroups(data_home=str(root), subset=s, shuffle=False,
-                                              download_if_missing=True) for s in ("train", "test")}
-            except Exception as err:
-                raise DatasetNotFoundError("20 Newsgroups", root, ["20news-bydate-train/<group>/*"],
-                                           "the bydate archive through scikit-learn",
-                                           f"the download failed ({type(err).__name__})") from err
+            return _download(lambda where: {s: fetch_20newsgroups(data_home=str(where), subset=s,
+                                                                  shuffle=False, download_if_missing=True)
+                                            for s in ("train", "test")},
+                             "20 Newsgroups", root, ["20news-bydate-train/<group>/*"])
     else:
         raise DatasetNotFoundError("20 Newsgroups", root,
                                    ["20news-bydate-{train,test}/<group>/*",

@@ -6,6 +6,9 @@ shape (batch,).
 """
 from __future__ import annotations
 
+import inspect
+import math
+
 import torch
 from torch import nn
 
@@ -24,6 +27,9 @@ class SyntheticMLP(nn.Module):
             nn.Linear(in_features, h1), nn.BatchNorm1d(h1), nn.ReLU(),
             nn.Linear(h1, h2), nn.BatchNorm1d(h2), nn.ReLU(),
             nn.Linear(h2, 1))
+
+    def layers(self) -> list[nn.Module]:
+        return list(self.net)
 
     def forward(self, x):
         return self.net(x).squeeze(-1)
@@ -55,6 +61,9 @@ class KiryoCNN(nn.Module):
             nn.Dropout(dropout), nn.Linear(f, f), nn.ReLU(),
             nn.Dropout(dropout), nn.Linear(f, 1))
 
+    def layers(self) -> list[nn.Module]:
+        return [*self.features, *self.classifier]
+
     def forward(self, x):
         return self.classifier(self.features(x)).squeeze(-1)
 
@@ -62,14 +71,15 @@ class KiryoCNN(nn.Module):
 class CoTeachingCNN(nn.Module):
     """Han et al. (2018)'s CNN, used by the aaPU paper on CIFAR-100.
 
-    3×[3×3 conv 128] → maxpool 2 → dropout2d .25 → 3×[3×3 conv 256] → maxpool 2 →
-    dropout2d .25 → 3×3 convs 512, 256, 128 without padding → global average pool →
-    linear. BatchNorm + LeakyReLU(0.01) after every conv. ``dropout`` (0.5 in the
-    aaPU paper) acts before the final linear layer. Fix: dropout follows
+    3×[3×3 conv 128] → maxpool 2 → dropout2d → 3×[3×3 conv 256] → maxpool 2 →
+    dropout2d → 3×3 convs 512, 256, 128 without padding → global average pool →
+    linear. BatchNorm + LeakyReLU(0.01) after every conv. ``dropout`` is Han et al.'s
+    ``dropout_rate`` (their default 0.25; the aaPU paper sets it to 0.5); it is the rate
+    of the two Dropout2d layers, and there is no other dropout. Fix: dropout follows
     ``model.eval()`` here, whereas the original applies it at test time too.
     """
 
-    def __init__(self, width: float = 1.0, dropout: float = 0.0):
+    def __init__(self, width: float = 1.0, dropout: float = 0.25):
         super().__init__()
         c1, c2, c3, c4, c5 = (_w(n, width) for n in (128, 256, 512, 256, 128))
 
@@ -77,11 +87,14 @@ class CoTeachingCNN(nn.Module):
             return _conv(c_in, c_out, padding=padding, act=nn.LeakyReLU(0.01))
 
         self.features = nn.Sequential(
-            *block(3, c1), *block(c1, c1), *block(c1, c1), nn.MaxPool2d(2), nn.Dropout2d(0.25),
-            *block(c1, c2), *block(c2, c2), *block(c2, c2), nn.MaxPool2d(2), nn.Dropout2d(0.25),
+            *block(3, c1), *block(c1, c1), *block(c1, c1), nn.MaxPool2d(2), nn.Dropout2d(dropout),
+            *block(c1, c2), *block(c2, c2), *block(c2, c2), nn.MaxPool2d(2), nn.Dropout2d(dropout),
             *block(c2, c3, 0), *block(c3, c4, 0), *block(c4, c5, 0),
             nn.AdaptiveAvgPool2d(1), nn.Flatten())
-        self.classifier = nn.Sequential(nn.Dropout(dropout), nn.Linear(c5, 1))
+        self.classifier = nn.Sequential(nn.Linear(c5, 1))
+
+    def layers(self) -> list[nn.Module]:
+        return [*self.features, *self.classifier]
 
     def forward(self, x):
         return self.classifier(self.features(x)).squeeze(-1)
@@ -122,6 +135,9 @@ class NewsMLP(nn.Module):
             nn.Linear(h, h, bias=False), nn.BatchNorm1d(h), act(), nn.Dropout(dropout),
             nn.Linear(h, 1))
 
+    def layers(self) -> list[nn.Module]:
+        return [self.first, *self.net]
+
     def forward(self, x):
         if x.layout == torch.strided and x.dim() > 2:
             x = x.flatten(1)
@@ -156,8 +172,15 @@ MODELS = {"mlp": SyntheticMLP, "kiryo_cnn": KiryoCNN, "coteaching_cnn": CoTeachi
           "news_mlp": NewsMLP}
 
 
-def build_model(name: str, **kwargs) -> nn.Module:
-    """Instantiate the model called ``name`` (see ``MODELS``) with ``kwargs``."""
-    if name not in MODELS:
-        raise ValueError(f"unknown model {name!r}: use one of {sorted(MODELS)}")
-    return MODELS[name](**kwargs)
+def build_model(model, input_shape=None, **kwargs) -> nn.Module:
+    """Instantiate ``model`` — a name in ``MODELS`` with ``kwargs``, or a
+    :class:`~pusupport.config.ModelConfig`. A fully connected first layer takes its size
+    from ``input_shape`` (the data's shape, rows first) unless ``in_features`` is given."""
+    if hasattr(model, "kwargs"):                      # a ModelConfig
+        model, kwargs = model.name, {**model.kwargs(), **kwargs}
+    if model not in MODELS:
+        raise ValueError(f"unknown model {model!r}: use one of {sorted(MODELS)}")
+    cls = MODELS[model]
+    if input_shape is not None and "in_features" in inspect.signature(cls).parameters:
+        kwargs.setdefault("in_features", math.prod(input_shape[1:]))
+    return cls(**kwargs)

@@ -85,36 +85,38 @@ def elkan_noto_from_scores(probs_p, n_p_train: int, n_u_train: int) -> PriorEsti
     return PriorEstimate("Elkan-Noto", prior(c), lo, hi)
 
 
-def estimate_prior(x_p, x_u, model: str = "mlp", model_kwargs: dict | None = None,
-                   epochs: int = 20, batch_size: int = 256, lr: float = 1e-3,
-                   weight_decay: float = 1e-4, seed: int = 0, device: str = "auto",
-                   amp: bool | None = None, delta: float = 0.1) -> dict:
+#: The P-vs-U classifier's defaults (this book's choice): the §4.1 MLP, PN training.
+ESTIMATOR = dict(method="pn", model="mlp", epochs=20, batch_size=256, lr=1e-3, weight_decay=1e-4,
+                 lr_schedule={}, progress=False)
+
+
+def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, **overrides) -> dict:
     """Estimate π from labelled positives ``x_p`` and unlabelled ``x_u`` with BBE and Elkan–Noto.
 
-    Half of P and of U train a P-vs-U classifier (this package's ``train_supervised``,
-    logistic loss, P = +1 and U = −1); the other halves are scored. Returns
+    Half of P and of U train a P-vs-U classifier (method ``"pn"`` of the training loop,
+    logistic loss, P = +1 and U = −1; ``config``/``overrides``: its TrainConfig, default
+    :data:`ESTIMATOR`); the other halves are scored. Returns
     ``{"BBE": PriorEstimate, "Elkan-Noto": PriorEstimate}``.
     """
+    from .config import TrainConfig, merge
+    from .data import supervised
     from .models import predict
-    from .sparse import cat_rows
-    from .training import train_supervised
+    from .training import train
     if len(x_p) < 2 or len(x_u) < 2:
         raise ValueError("need at least two labelled positives and two unlabelled points "
                          "(half of each trains the P-vs-U classifier, half is scored)")
+    cfg = merge(config or TrainConfig(**ESTIMATOR), {**overrides, "method": "pn"}, "train")
+    cfg = merge(cfg, {"eval_every": cfg.epochs, "progress": False}, "train")
     start = time.perf_counter()
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator().manual_seed(cfg.seed)
     perm_p, perm_u = torch.randperm(len(x_p), generator=gen), torch.randperm(len(x_u), generator=gen)
     p1, p2 = perm_p[: len(x_p) // 2], perm_p[len(x_p) // 2:]
     u1, u2 = perm_u[: len(x_u) // 2], perm_u[len(x_u) // 2:]
-    x_train = cat_rows([x_p[p1], x_u[u1]])
-    s_train = torch.cat([torch.ones(len(p1)), -torch.ones(len(u1))]).long()
-    _, net = train_supervised(x_train, s_train, model=model, model_kwargs=model_kwargs,
-                              epochs=epochs, batch_size=batch_size, lr=lr,
-                              weight_decay=weight_decay, seed=seed, device=device, amp=amp,
-                              progress_bar=False, track_accuracy=False)
+    net = train(supervised(x_p[p1], x_u[u1], name="P vs U"), cfg).model
     dev = next(net.parameters()).device
-    g_p = predict(net, x_p[p2].to(dev), amp=bool(amp)).cpu()
-    g_u = predict(net, x_u[u2].to(dev), amp=bool(amp)).cpu()
+    amp = bool(cfg.amp)
+    g_p = predict(net, x_p[p2].to(dev), amp=amp).cpu()
+    g_u = predict(net, x_u[u2].to(dev), amp=amp).cpu()
     elapsed = time.perf_counter() - start
     bbe = bbe_from_scores(g_p, g_u, delta)
     en = elkan_noto_from_scores(torch.sigmoid(g_p), len(p1), len(u1))

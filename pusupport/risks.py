@@ -118,6 +118,21 @@ def aapu_risk(g_p, g_u, g_s, prior: float, loss: str = "logistic",
     return _non_negative(positive, negative, beta, gamma)
 
 
+def pn_risk(g_p, g_n, prior: float, loss: str = "logistic") -> Risk:
+    """Supervised (PN) risk (paper Eq. 1): π·mean_P ℓ(g) + (1 − π)·mean_N ℓ(−g).
+
+    Used for ordinary training on ±1 labels (the memorisation experiment, and the
+    P-vs-U classifier behind the prior estimates), with π the positive fraction.
+    """
+    prior, ell = check_prior(prior), get_loss(loss)
+    _check_scores(g_p, g_n)
+    positive = prior * ell(g_p).mean(-1)
+    negative = (1 - prior) * ell(-g_n).mean(-1)
+    total = positive + negative
+    return Risk(total.detach(), total, positive.detach(), negative.detach(),
+                torch.zeros_like(total, dtype=torch.bool))
+
+
 def naive_risk(g_p, g_u, g_s, prior: float, loss: str = "logistic",
                 beta: float = 0.0, gamma: float = 1.0) -> Risk:
     """Ablation: S simply joins the labelled positives everywhere.
@@ -128,5 +143,3 @@ def naive_risk(g_p, g_u, g_s, prior: float, loss: str = "logistic",
     """
     return nnpu_risk(torch.cat([g_p, g_s], -1), g_u, prior, loss, beta, gamma)
 
-
-RISKS = ("upu", "nnpu", "aapu", "naive")

@@ -11,19 +11,22 @@ from .losses import get_loss
 from .models import predict
 
 
+def negative_losses(scores: torch.Tensor, loss: str = "logistic") -> torch.Tensor:
+    """ℓ(−g(x)) of scores g(x): how badly each point fits as a negative (line 7)."""
+    if torch.isnan(scores).any():
+        raise FloatingPointError(
+            "the model produced NaN scores on U: training diverged — lower the "
+            "learning rate or check the inputs for NaN")
+    return get_loss(loss)(-scores)
+
+
 def unlabeled_losses(model: torch.nn.Module, x_u, loss: str = "logistic",
                      batch_size: int = 4096, amp: bool = False) -> torch.Tensor:
     """ℓ(−g(x)) for every row of ``x_u``, computed in eval mode without gradients.
 
     The model's train/eval mode is restored afterwards.
     """
-    ell = get_loss(loss)
-    scores = predict(model, x_u, batch_size, amp)
-    if torch.isnan(scores).any():
-        raise FloatingPointError(
-            "the model produced NaN scores on U: training diverged — lower the "
-            "learning rate or check the inputs for NaN")
-    return ell(-scores)
+    return negative_losses(predict(model, x_u, batch_size, amp), loss)
 
 
 def top_losses(losses: torch.Tensor, n_select: int, eligible: torch.Tensor) -> torch.Tensor:

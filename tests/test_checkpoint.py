@@ -31,7 +31,7 @@ def test_killed_run_resumes_to_the_same_history(tmp_path):
     ckpt = tmp_path / "ckpt"
     script = SCRIPT.format(threads=torch.get_num_threads(), data=DATA, settings=SETTINGS)
     proc = subprocess.Popen([sys.executable, "-c", script, str(ckpt)])
-    target = ckpt / "aapu-seed5.pt"
+    target = ckpt / "aapu-seeds5.pt"
     deadline = time.time() + 120
     while not target.exists() and time.time() < deadline and proc.poll() is None:
         time.sleep(0.005)

@@ -80,7 +80,7 @@ def test_batches_keep_the_proportions():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(method="pn"), "unknown method 'pn'"),
+    (dict(method="svm"), "unknown method 'svm'"),
     (dict(loss="hinge"), "unknown loss 'hinge'"),
     (dict(selection_loss="mse"), "unknown selection_loss"),
     (dict(model="resnet"), "unknown model"),

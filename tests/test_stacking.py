@@ -4,11 +4,11 @@ import pytest
 import scipy.sparse
 import torch
 
-from pusupport import vectorized
+from pusupport import checkpoint, training
 from pusupport.data import PUData, synthetic
 from pusupport.sparse import SparseRows
-from pusupport.training import TrainConfig, train
-from pusupport.vectorized import NotStackable, train_seeds
+from pusupport.stacking import NotStackable
+from pusupport.training import TrainConfig, train, train_seeds
 
 SEEDS = [0, 1, 2]
 
@@ -60,7 +60,7 @@ def images(seed):
                                            ("news_mlp", {"activation": "relu"})])
 def test_vectorised_image_models_equal_sequential(model, kwargs):
     """Grouped convolutions, per-member BatchNorm (masked when S batches differ) and dropout."""
-    cfg = dict(method="aapu", model=model, model_kwargs={"width": 0.0625, "dropout": 0.5, **kwargs},
+    cfg = dict(method="aapu", model={"name": model, "width": 0.0625, "dropout": 0.5, **kwargs},
                epochs=5, select_from=2, n_select=7, batch_size=40, lr=3e-3, lr_schedule={},
                progress=False)
     together = train_seeds(images, SEEDS, **cfg)
@@ -83,15 +83,18 @@ def test_vectorised_run_resumes_from_its_checkpoint(tmp_path, monkeypatch):
     epochs = iter(range(1, 100))
 
     def interrupted(iterable, *args, **kwargs):         # stop the run during epoch 8
-        for epoch in iterable:
-            if next(epochs) == 8:
-                raise KeyboardInterrupt
-            yield epoch
-    monkeypatch.setattr(vectorized, "progress", interrupted)
+        def epochs_until_8():
+            for epoch in iterable:
+                if next(epochs) == 8:
+                    raise KeyboardInterrupt
+                yield epoch
+        return real_progress(epochs_until_8(), False)
+    real_progress = training.progress
+    monkeypatch.setattr(training, "progress", interrupted)
     with pytest.raises(KeyboardInterrupt):
         train_seeds(data, SEEDS, checkpoint_dir=str(tmp_path), **cfg)
     monkeypatch.undo()
-    saved = torch.load(vectorized.checkpoint_path(TrainConfig(**cfg, checkpoint_dir=str(tmp_path)), SEEDS),
+    saved = torch.load(checkpoint.path_for(TrainConfig(**cfg, checkpoint_dir=str(tmp_path)), SEEDS),
                        weights_only=False)
     assert saved["epoch"] == 6
     resumed = train_seeds(data, SEEDS, checkpoint_dir=str(tmp_path), **cfg)

@@ -1,0 +1,1 @@
+"""Drivers of single pages, each in a module named for its experiment."""

@@ -1,0 +1,41 @@
+"""Arpit et al.'s memorisation experiment (the aaPU paper's Fig. 2) on binary CIFAR-10:
+supervised (PN) training with a fraction of the training labels flipped."""
+from __future__ import annotations
+
+import pandas as pd
+import torch
+
+from ..data import flip_labels, supervised
+from ..datasets import CIFAR10_POSITIVE, LabeledData, make_pu
+from ..pages import Page
+from ..progress import progress
+from ..training import train
+
+
+def random_rows(n: int, *tensors, seed: int = 0):
+    """The same ``n`` random rows of each tensor (test splits are often sorted by class)."""
+    index = torch.randperm(len(tensors[0]), generator=torch.Generator().manual_seed(seed))[:n]
+    return tuple(t[index] for t in tensors)
+
+
+def run_memorization(page: Page, cifar10: LabeledData) -> pd.DataFrame:
+    """PN training of binary CIFAR-10 (``cifar10``) at each of the page's noise rates.
+
+    A random sample of ``n_train`` training images (labels flipped at the noise rate)
+    and a random sample of ``n_val`` test images as clean validation data. The history
+    has the accuracy on the training labels as given and on the validation labels.
+    """
+    s = page.settings
+    cifar = make_pu("cifar10", cifar10, CIFAR10_POSITIVE, n_labeled=1,
+                    n_unlabeled=s.data.n_train, seed=0)
+    x_val, y_val = random_rows(s.data.n_val, cifar.x_test, cifar.y_test)
+    runs = []
+    for noise in progress(s.page.noise_rates, desc="noise rates"):
+        for seed in page.seeds:
+            noisy = flip_labels(cifar.u_labels, noise, seed)
+            data = supervised(cifar.x_u[noisy > 0], cifar.x_u[noisy < 0], x_val, y_val,
+                              name=f"CIFAR-10, {noise:.0%} noise")
+            h = train(data, page.train_config("pn", seed)).history
+            runs.append(h.assign(noise=noise, method=f"noise {noise:.0%}",
+                                 train_accuracy=1 - h.train_error, val_accuracy=1 - h.test_error))
+    return pd.concat(runs, ignore_index=True)

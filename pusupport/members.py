@@ -1,0 +1,168 @@
+"""The K ≥ 1 models of one training run and their data: all the loop asks of them.
+
+:class:`SingleModel` is one ordinary module (any input, sparse too). :class:`StackedModels`
+is K seeds in one :class:`~pusupport.stacking.StackedNet`, each member with its own
+data, initialisation, dropout stream and prior — the same maths as K single runs.
+Both give scores with a leading member dimension, (K, B).
+"""
+from __future__ import annotations
+
+import torch
+
+from .data import PUData
+from .models import build_model, predict
+from .sparse import as_model_input, cat_rows
+from .stacking import NotStackable, StackedNet
+
+
+class SingleModel:
+    """One model on one data set (K = 1); dropout draws from torch's global generator."""
+
+    K = 1
+
+    def __init__(self, datas: list[PUData], seeds: list[int], cfg, device: torch.device):
+        (data,), (seed,) = datas, seeds
+        torch.manual_seed(seed)
+        self.data = data.to(device)
+        self.prior = data.prior
+        self.model = build_model(cfg.model, data.x_u.shape).to(device)
+        self.channels_last = device.type == "cuda" and self.data.x_u.dim() == 4
+        if self.channels_last:
+            self.model = self.model.to(memory_format=torch.channels_last)
+        self.forward = torch.compile(self.model, dynamic=True) if cfg.compile else self.model
+
+    def parameters(self) -> list[torch.Tensor]:
+        return list(self.model.parameters())
+
+    def batch_scores(self, batch):
+        """Training-mode scores (1, B) of a batch [(P, U, S indices)]; sizes; S mask (None)."""
+        (bp, bu, bs), = batch
+        d = self.data
+        x = as_model_input(cat_rows([d.x_p[bp], d.x_u[bu], d.x_u[bs]]))
+        if self.channels_last:
+            x = x.contiguous(memory_format=torch.channels_last)
+        self.model.train()
+        return self.forward(x)[None], [len(bp), len(bu), len(bs)], None
+
+    def scores(self, part: str, batch_size: int, amp: bool) -> torch.Tensor:
+        """Eval-mode scores (1, N) of ``part`` ("x_p", "x_u" or "x_test")."""
+        x = getattr(self.data, part)
+        if len(x) == 0:
+            return torch.zeros(1, 0, device=self.data.y_test.device)
+        return predict(self.model, x, batch_size, amp)[None]
+
+    def state_dict(self) -> dict:
+        return self.model.state_dict()
+
+    def load_state_dict(self, state: dict) -> None:
+        self.model.load_state_dict(state)
+
+    def rng_state(self) -> dict:
+        state = {"torch": torch.get_rng_state()}
+        if torch.cuda.is_available():
+            state["cuda"] = torch.cuda.get_rng_state_all()
+        return state
+
+    def set_rng_state(self, state: dict) -> None:
+        torch.set_rng_state(state["torch"])
+        if "cuda" in state and torch.cuda.is_available():
+            torch.cuda.set_rng_state_all(state["cuda"])
+
+    def models(self) -> list[torch.nn.Module]:
+        return [self.model]
+
+
+def _pad(index_lists, device):
+    """Index lists of unequal lengths → (K, width) indices and a 0/1 mask (None if all equal)."""
+    width = max(len(i) for i in index_lists)
+    if all(len(i) == width for i in index_lists):
+        return torch.stack(list(index_lists)), None
+    idx = torch.zeros(len(index_lists), width, dtype=torch.long, device=device)
+    mask = torch.zeros(len(index_lists), width, device=device)
+    for k, i in enumerate(index_lists):
+        idx[k, :len(i)], mask[k, :len(i)] = i, 1.0
+    return idx, mask
+
+
+def _stack_shared(tensors):
+    """Stack per-member tensors; one shared tensor (e.g. the common U) as a view."""
+    if all(t is tensors[0] for t in tensors[1:]):
+        return tensors[0].expand(len(tensors), *tensors[0].shape)
+    return torch.stack(tensors)
+
+
+def check_stackable(data: PUData) -> None:
+    """Raise :class:`~pusupport.stacking.NotStackable` for data that cannot be stacked."""
+    if not torch.is_tensor(data.x_u):
+        raise NotStackable("stacked seeds need dense inputs (these are sparse): the seeds run one by one")
+
+
+class StackedModels:
+    """K seeds trained as one stacked network; data of equal sizes, shared tensors kept once."""
+
+    def __init__(self, datas: list[PUData], seeds: list[int], cfg, device: torch.device):
+        datas = [d.to(device) for d in datas]
+        for d in datas:
+            check_stackable(d)
+            for name in ("x_u", "x_test", "y_test"):      # one copy of what every seed shares
+                first = getattr(datas[0], name)
+                if getattr(d, name).shape == first.shape and torch.equal(getattr(d, name), first):
+                    setattr(d, name, first)
+        if len({(len(d.x_p), len(d.x_u), len(d.x_test)) for d in datas}) != 1:
+            raise NotStackable("stacked seeds need data of the same sizes for every seed")
+        self.K, self.device = len(seeds), device
+        priors = [d.prior for d in datas]
+        self.prior = priors[0] if len(set(priors)) == 1 else torch.tensor(priors, device=device)
+        self.templates, self.dropout_gens = [], []
+        for s in seeds:                           # exactly what a single run does for each seed
+            torch.manual_seed(s)
+            self.templates.append(build_model(cfg.model, datas[0].x_u.shape))
+            gen = torch.Generator(device)
+            if device.type == "cpu":              # continue the single run's global stream
+                gen.set_state(torch.get_rng_state())
+            else:
+                gen.manual_seed(s)
+            self.dropout_gens.append(gen)
+        self.net = StackedNet(self.templates, device, self.dropout_gens, channels_last=True)
+        self.forward = torch.compile(self.net.__call__, dynamic=True) if cfg.compile else self.net
+        self.data = {name: _stack_shared([getattr(d, name) for d in datas])
+                     for name in ("x_p", "x_u", "x_test")}
+        self.members = torch.arange(self.K, device=device)[:, None]
+
+    def parameters(self) -> list[torch.Tensor]:
+        return self.net.parameters()
+
+    def batch_scores(self, batch):
+        """Training-mode scores (K, B) of one batch per member; sizes; the S padding mask."""
+        bp, bu = torch.stack([b[0] for b in batch]), torch.stack([b[1] for b in batch])
+        bs, s_mask = _pad([b[2] for b in batch], self.device)
+        rows = [len(b[0]) + len(b[1]) + len(b[2]) for b in batch]          # known on the host
+        x_p, x_u, k = self.data["x_p"], self.data["x_u"], self.members
+        x = torch.cat([x_p[k, bp], x_u[k, bu], x_u[k, bs]], 1)
+        mask = None if s_mask is None else torch.cat(
+            [torch.ones(self.K, bp.shape[1] + bu.shape[1], device=self.device), s_mask], 1)
+        return self.forward(x, mask, rows=rows), [bp.shape[1], bu.shape[1], bs.shape[1]], s_mask
+
+    def scores(self, part: str, batch_size: int, amp: bool) -> torch.Tensor:
+        return self.net.scores(self.data[part], batch_size, amp)
+
+    def state_dict(self) -> dict:
+        return {"steps": self.net.steps,
+                "tensors": [t.detach().clone() for t in self.net.parameters() + self.net.buffers()]}
+
+    def load_state_dict(self, state: dict) -> None:
+        with torch.no_grad():
+            for t, saved in zip(self.net.parameters() + self.net.buffers(), state["tensors"]):
+                t.copy_(saved)
+        self.net.steps = state["steps"]
+
+    def rng_state(self) -> dict:
+        return {"dropout": [g.get_state() for g in self.dropout_gens]}
+
+    def set_rng_state(self, state: dict) -> None:
+        for g, s in zip(self.dropout_gens, state["dropout"]):
+            g.set_state(s)
+
+    def models(self) -> list[torch.nn.Module]:
+        return [self.net.unstack(k, m).to(self.device) for k, m in enumerate(self.templates)]
+

@@ -1,0 +1,74 @@
+"""Running a page's methods over its seeds, and the PU data each seed sees."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pandas as pd
+
+from .methods import get_method
+from .pages import Page
+from .progress import progress
+
+
+def data_for(page: Page, **changes):
+    """A function seed → PUData for the page's data set (loaded once, drawn per seed).
+
+    ``changes``: data settings for this call (e.g. ``n_labeled=8000``). Raises
+    :class:`~pusupport.datasets.DatasetNotFoundError` at once when the data set is
+    neither on disk nor downloadable.
+    """
+    from .config import merge
+    from .data import synthetic
+    from .datasets import DATASETS, make_pu
+    data = merge(page.settings.data, changes, "data")
+    if page.dataset == "synthetic":
+        opts = data.kwargs("n_labeled", "n_unlabeled", "n_test")
+        return lambda seed: synthetic(seed, **opts)
+    loader, positive = DATASETS[page.dataset]
+    labeled = loader(data_dir=page.data_dir, **data.kwargs("max_features"))
+    opts = data.kwargs("n_labeled", "n_unlabeled")
+    return lambda seed: make_pu(page.dataset, labeled, positive, seed=seed, **opts)
+
+
+def run_methods(page: Page, methods, make_data, group: str | None = None, **overrides) -> pd.DataFrame:
+    """Train every method on every seed; ``make_data(seed)`` builds the PU data.
+
+    ``methods`` is a list of names, or a dict mapping a label to TrainConfig overrides
+    (e.g. ``{"nnpu+p": {"method": "nnpu"}}``). With several seeds, methods that stack
+    run all seeds at once as one network (the same maths); the others run seed by
+    seed. At the ``paper`` profile every run checkpoints under
+    ``<results>/checkpoints/[<group>/]<label>``, and re-running the page resumes.
+    Returns the tidy history of all runs.
+    """
+    from .members import check_stackable
+    from .stacking import NotStackable
+    from .training import train, train_seeds
+    if not isinstance(methods, dict):
+        methods = {m: {"method": m} for m in methods}
+    configs = {}
+    for label, spec in methods.items():
+        spec = {**overrides, **spec}
+        configs[label] = page.train_config(spec.pop("method", label), **spec)
+        if page.profile == "paper":          # hours-long runs: resume where a crash left them
+            folder = page.results_dir / "checkpoints" / (group or "") / label
+            configs[label] = replace(configs[label], checkpoint_dir=str(folder))
+    stackable = [label for label, cfg in configs.items() if get_method(cfg.method).stacks]
+    if len(page.seeds) > 1 and stackable:
+        try:
+            check_stackable(make_data(page.seeds[0]))
+        except NotStackable:                 # e.g. sparse inputs: seed by seed below
+            stackable = []
+    else:
+        stackable = []
+    histories = {}
+    for label in progress(stackable, desc=f"{page.name} (all seeds at once)"):
+        for result in train_seeds(make_data, page.seeds, configs[label]):
+            histories[label, result.config.seed] = result.history
+    runs = [(seed, label) for seed in page.seeds for label in configs if label not in stackable]
+    data, data_seed = None, None
+    for seed, label in progress(runs, desc=page.name):
+        if seed != data_seed:
+            data, data_seed = make_data(seed), seed
+        histories[label, seed] = train(data, configs[label], seed=seed).history
+    return pd.concat([histories[label, seed].assign(method=label)
+                      for label in configs for seed in page.seeds], ignore_index=True)

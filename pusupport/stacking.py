@@ -1,0 +1,277 @@
+"""K copies of one network stacked into one — the same maths as K separate networks.
+
+Fully connected activations are (K, B, features) and linear layers batched matrix
+products; convolutional activations are (B, K·C, H, W), member k owning channels
+k·C … (k+1)·C − 1, and each convolution one grouped convolution. Each layer kind is
+a class with ``forward`` (training), ``fold`` (evaluation: BatchNorm folded into the
+layer before it) and ``unstack`` (member k back into an ordinary module). A model
+declares its layer sequence with ``layers()`` (see :mod:`pusupport.models`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .models import full_precision
+
+
+class NotStackable(ValueError):
+    """These settings or data cannot be stacked; the members train one by one."""
+
+
+@dataclass
+class Pass:
+    """What one forward pass of the stacked network knows besides its input.
+
+    ``mask`` (K, B): 1 for real rows, 0 for padding; ``rows[k]``: member k's real rows
+    (its first rows); ``gens``: the members' dropout generators.
+    """
+
+    K: int
+    train: bool
+    mask: torch.Tensor | None
+    rows: list
+    gens: list
+    channels_last: bool
+
+
+def _stack(tensors, device) -> torch.Tensor:
+    return torch.stack([t.detach() for t in tensors]).to(device)
+
+
+class StackedLayer:
+    """A layer without parameters: applied to the stacked activations as it is."""
+
+    params: tuple = ()
+    buffers: tuple = ()
+
+    def __init__(self, modules, device):
+        self.fn = modules[0]
+
+    def forward(self, h, ctx: Pass):
+        if not ctx.train and isinstance(self.fn, nn.ReLU):
+            return h.relu_()
+        return self.fn(h)
+
+    def fold(self, folded: list) -> None:
+        folded.append(self)
+
+    def unstack(self, k: int, module: nn.Module, steps: int) -> None:
+        pass
+
+
+class StackedFlatten(StackedLayer):
+    """(B, K·C, H, W) → (K, B, C·H·W): from the convolutional part to the linear part."""
+
+    def forward(self, h, ctx: Pass):
+        return h.reshape(h.shape[0], ctx.K, -1).transpose(0, 1)
+
+
+class StackedLinear(StackedLayer):
+    """Weights (K, in, out), bias (K, 1, out): h @ W + b as one batched product."""
+
+    def __init__(self, modules, device, weight=None, bias=None):
+        if weight is None:
+            weight = _stack([m.weight.t() for m in modules], device).requires_grad_()
+            bias = (_stack([m.bias[None] for m in modules], device).requires_grad_()
+                    if modules[0].bias is not None else None)
+        self.weight, self.bias = weight, bias
+        self.params = (weight,) if bias is None else (weight, bias)
+
+    def forward(self, h, ctx: Pass):
+        return torch.bmm(h, self.weight) if self.bias is None else torch.baddbmm(self.bias, h, self.weight)
+
+    def with_batch_norm(self, scale, shift, running_mean) -> "StackedLinear":
+        bias = (self.bias.reshape(running_mean.shape) if self.bias is not None
+                else torch.zeros_like(shift))
+        return StackedLinear(None, None, self.weight * scale[:, None],
+                             ((bias - running_mean) * scale + shift)[:, None])
+
+    def unstack(self, k, module, steps):
+        module.weight.copy_(self.weight[k].t())
+        if self.bias is not None:
+            module.bias.copy_(self.bias[k, 0])
+
+
+class StackedConv2d(StackedLayer):
+    """K convolutions as one grouped convolution; weight (K·C_out, C_in, kh, kw)."""
+
+    def __init__(self, modules, device, channels_last=True, weight=None, bias=None, geometry=None):
+        if weight is None:
+            first = modules[0]
+            if first.groups != 1 or first.dilation != (1, 1):
+                raise NotStackable("only plain convolutions (groups=1, dilation=1) can be stacked")
+            weight = torch.cat([m.weight.detach() for m in modules]).to(device)
+            if channels_last:
+                weight = weight.contiguous(memory_format=torch.channels_last)
+            weight.requires_grad_()
+            bias = torch.cat([m.bias.detach() for m in modules]).to(device).requires_grad_()
+            geometry = (first.stride, first.padding)
+        self.weight, self.bias, self.geometry = weight, bias, geometry
+        self.params = (weight, bias)
+
+    def forward(self, h, ctx: Pass):
+        return F.conv2d(h, self.weight, self.bias, *self.geometry, groups=ctx.K)
+
+    def with_batch_norm(self, scale, shift, running_mean) -> "StackedConv2d":
+        scale = scale.reshape(-1)
+        return StackedConv2d(None, None, weight=self.weight * scale.reshape(-1, 1, 1, 1),
+                             bias=(self.bias - running_mean.reshape(-1)) * scale + shift.reshape(-1),
+                             geometry=self.geometry)
+
+    def unstack(self, k, module, steps):
+        K = len(self.bias) // module.out_channels
+        module.weight.copy_(self.weight.chunk(K)[k])
+        module.bias.copy_(self.bias.chunk(K)[k])
+
+
+class StackedBatchNorm(StackedLayer):
+    """Per-member BatchNorm: statistics over each member's real (unmasked) rows."""
+
+    def __init__(self, modules, device):
+        self.gamma = _stack([m.weight for m in modules], device).requires_grad_()
+        self.beta = _stack([m.bias for m in modules], device).requires_grad_()
+        self.running_mean = _stack([m.running_mean for m in modules], device)
+        self.running_var = _stack([m.running_var for m in modules], device)
+        self.momentum, self.eps = modules[0].momentum, modules[0].eps
+        self.params, self.buffers = (self.gamma, self.beta), (self.running_mean, self.running_var)
+
+    def fold(self, folded):
+        scale = self.gamma * torch.rsqrt(self.running_var + self.eps)          # (K, C)
+        folded[-1] = folded[-1].with_batch_norm(scale, self.beta, self.running_mean)
+
+    def forward(self, h, ctx: Pass):
+        rm, rv, momentum, eps = self.running_mean, self.running_var, self.momentum, self.eps
+        image = h.dim() == 4
+        if image and ctx.mask is None:                # grouped channels: the stock kernel
+            return F.batch_norm(h, rm.view(-1), rv.view(-1), self.gamma.view(-1), self.beta.view(-1),
+                                True, momentum, eps)
+        if image:                                     # (B, K·C, H, W) → (K, B·H·W, C), padded rows masked
+            B, _, H, W = h.shape
+            x = h.reshape(B, ctx.K, -1, H * W).permute(1, 0, 3, 2).reshape(ctx.K, B * H * W, -1)
+            m = ctx.mask.repeat_interleave(H * W, 1)
+        else:
+            x, m = h, ctx.mask
+        xf = full_precision(x)
+        m = torch.ones(xf.shape[:2], device=xf.device, dtype=xf.dtype) if m is None else m.to(xf.dtype)
+        m = m[..., None]
+        n = m.sum(1)                                                      # (K, 1)
+        mean = (xf * m).sum(1) / n                                        # (K, C)
+        centred = xf - mean[:, None]
+        var = (centred.square() * m).sum(1) / n                           # biased, as BatchNorm
+        with torch.no_grad():
+            rm.mul_(1 - momentum).add_(momentum * mean)
+            rv.mul_(1 - momentum).add_(momentum * var * n / (n - 1))
+        out = torch.addcmul(self.beta[:, None], centred,
+                            (self.gamma * torch.rsqrt(var + eps))[:, None]).to(x.dtype)
+        if image:
+            out = out.reshape(ctx.K, B, H * W, -1).permute(1, 0, 3, 2).reshape(B, -1, H, W)
+            if ctx.channels_last:
+                out = out.contiguous(memory_format=torch.channels_last)
+        return out
+
+    def unstack(self, k, module, steps):
+        for name, t in zip(("weight", "bias", "running_mean", "running_var"),
+                           (self.gamma, self.beta, self.running_mean, self.running_var)):
+            getattr(module, name).copy_(t[k])
+        module.num_batches_tracked.fill_(steps)
+
+
+class StackedDropout(StackedLayer):
+    """Each member's mask drawn from its own generator exactly as ``nn.Dropout`` (or
+    ``nn.Dropout2d``) draws it for that member's real rows; identity in evaluation."""
+
+    def __init__(self, modules, device):
+        self.p, self.per_channel = modules[0].p, isinstance(modules[0], nn.Dropout2d)
+
+    def forward(self, h, ctx: Pass):
+        if not ctx.train or self.p == 0:
+            return h
+        p, K = self.p, ctx.K
+        if self.per_channel:                          # one draw per (row, channel)
+            B = h.shape[0]
+            noise = h.new_ones(B, K, h.shape[1] // K, 1, 1)
+            for k, (n, gen) in enumerate(zip(ctx.rows, ctx.gens)):
+                noise[:n, k] = h.new_empty(n, noise.shape[2], 1, 1).bernoulli_(1 - p, generator=gen).div_(1 - p)
+            return h * noise.view(B, -1, 1, 1)
+        noise = h.new_ones(h.shape)
+        for k, (n, gen) in enumerate(zip(ctx.rows, ctx.gens)):
+            noise[k, :n] = h.new_empty(n, h.shape[2]).bernoulli_(1 - p, generator=gen).div_(1 - p)
+        return h * noise
+
+
+#: The stacked class of each layer kind (the first match wins; order matters for subclasses).
+KINDS = ((nn.Linear, StackedLinear), (nn.Conv2d, StackedConv2d),
+         ((nn.BatchNorm1d, nn.BatchNorm2d), StackedBatchNorm),
+         ((nn.Dropout, nn.Dropout2d), StackedDropout), (nn.Flatten, StackedFlatten),
+         ((nn.ReLU, nn.LeakyReLU, nn.Softsign, nn.MaxPool2d, nn.AdaptiveAvgPool2d), StackedLayer))
+
+
+def stack_layer(modules: list[nn.Module], device, channels_last: bool) -> StackedLayer:
+    for kind, cls in KINDS:
+        if isinstance(modules[0], kind):
+            if cls is StackedConv2d:
+                return cls(modules, device, channels_last)
+            return cls(modules, device)
+    raise NotStackable(f"cannot stack {type(modules[0]).__name__} layers")
+
+
+class StackedNet:
+    """K members of one architecture; ``models[k].layers()`` gives member k's layers."""
+
+    def __init__(self, models: list[nn.Module], device, dropout_gens: list[torch.Generator],
+                 channels_last: bool = True):
+        self.K, self.steps, self.gens, self.channels_last = len(models), 0, dropout_gens, channels_last
+        self.layers = []
+        for group in zip(*[m.layers() for m in models]):
+            layer = stack_layer(list(group), device, channels_last)
+            if isinstance(layer, StackedBatchNorm) and not isinstance(
+                    self.layers[-1] if self.layers else None, (StackedLinear, StackedConv2d)):
+                raise NotStackable("a BatchNorm must follow a linear layer or convolution to be stacked")
+            self.layers.append(layer)
+
+    def parameters(self) -> list[torch.Tensor]:
+        return [t for layer in self.layers for t in layer.params]
+
+    def buffers(self) -> list[torch.Tensor]:
+        return [t for layer in self.layers for t in layer.buffers]
+
+    def __call__(self, x: torch.Tensor, mask: torch.Tensor | None = None,
+                 train: bool = True, rows: list[int] | None = None) -> torch.Tensor:
+        """Scores (K, B) of inputs (K, B, …); ``mask`` and ``rows``: see :class:`Pass`."""
+        self.steps += train
+        K, B = x.shape[:2]
+        if isinstance(self.layers[0], StackedConv2d):       # images → (B, K·C, H, W)
+            h = x.transpose(0, 1).reshape(B, -1, *x.shape[3:])
+            if self.channels_last:
+                h = h.contiguous(memory_format=torch.channels_last)
+        else:                                                # an MLP flattens images
+            h = x.reshape(K, B, -1)
+        ctx = Pass(K, train, mask, rows or [B] * K, self.gens, self.channels_last)
+        for layer in self.layers if train else self._folded():
+            h = layer.forward(h, ctx)
+        return h.squeeze(-1)
+
+    def _folded(self) -> list[StackedLayer]:
+        folded: list = []
+        for layer in self.layers:
+            layer.fold(folded)
+        return folded
+
+    def unstack(self, k: int, template: nn.Module) -> nn.Module:
+        """Member ``k`` as an ordinary module (``template``, given its weights and statistics)."""
+        with torch.no_grad():
+            for module, layer in zip(template.layers(), self.layers):
+                layer.unstack(k, module, self.steps)
+        return template
+
+    def scores(self, x: torch.Tensor, batch_size: int, amp: bool) -> torch.Tensor:
+        """Eval-mode scores (K, N) of inputs (K, N, …), ``batch_size`` rows per member at a time."""
+        if x.shape[1] == 0:
+            return x.new_zeros(x.shape[:2])
+        with torch.inference_mode(), torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=amp):
+            return torch.cat([full_precision(self(x[:, i:i + batch_size], train=False))
+                              for i in range(0, x.shape[1], batch_size)], 1)

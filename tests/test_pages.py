@@ -1,0 +1,210 @@
+"""Papermill parameters and settings tables: validation, and the `paper` profile resolves to the
+paper's numbers."""
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from pusupport.config import ConfigError, Settings, TrainConfig
+from pusupport.pages import PAGES, page_parameters, resolve_page
+
+ROOT = Path(__file__).resolve().parent.parent
+BASE = dict(device="cpu", seeds=None, data_dir=None, output_dir="results")
+
+
+def params(page, **kw):
+    p = {**BASE, "profile": "paper", **{k: None for k in PAGES[page]["parameters"]}}
+    if page == "real_data":
+        p["dataset"] = "cifar10"
+    return {**p, **kw}
+
+
+@pytest.fixture
+def cuda(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+
+
+PAPER_SETTINGS = {
+    "synthetic": dict(model=dict(name="mlp"), epochs=1000, batch_size=128, lr=1e-4, lr_schedule={100: 1e-5},
+                      weight_decay=0.05, n_select=1, select_from=200),
+    "cifar10": dict(epochs=200, batch_size=2000, lr=1e-4,
+                    lr_schedule={50: 5e-5, 100: 1e-5}, weight_decay=0.017, n_select=150, select_from=20,
+                    model=dict(name="kiryo_cnn", width=1.0, dropout=0.5)),
+    "cifar100": dict(epochs=300, batch_size=1000, lr=1e-4,
+                     lr_schedule={50: 1e-6}, weight_decay=0.1, n_select=160, select_from=60,
+                     model=dict(name="coteaching_cnn", width=1.0, dropout=0.5)),
+    "20news": dict(epochs=500, batch_size=5000, lr=1e-4, lr_schedule={50: 1e-5},
+                   weight_decay=5e-4, n_select=160, select_from=60,
+                   model=dict(name="news_mlp", width=1.0, dropout=0.0)),
+}
+
+
+@pytest.mark.parametrize("dataset", ["cifar10", "cifar100", "20news"])
+def test_real_data_paper_profile_is_the_paper(cuda, dataset):
+    exp = resolve_page("real_data", params("real_data", dataset=dataset, device="cuda"))
+    cfg = exp.train_config("aapu", 0)
+    for key, value in PAPER_SETTINGS[dataset].items():
+        assert getattr(cfg, key) == (TrainConfig(model=value).model if key == "model" else value), key
+    assert (cfg.loss, cfg.beta, cfg.gamma, cfg.device) == ("logistic", 0.0, 1.0, "cuda")
+    assert exp.seeds == list(range(10)) and exp.changes() == {}
+    data = exp.settings.data
+    assert data.n_labeled == 1000 and data.n_unlabeled is None   # U = the whole training set
+    assert data.max_features is None
+
+
+@pytest.mark.parametrize("page", ["synthetic", "biased_selection"])
+def test_synthetic_pages_paper_profile(cuda, page):
+    exp = resolve_page(page, params(page, device="cuda"))
+    cfg = exp.train_config("aapu", 0)
+    for key, value in PAPER_SETTINGS["synthetic"].items():
+        assert getattr(cfg, key) == (TrainConfig(model=value).model if key == "model" else value), key
+    assert exp.settings.data.kwargs() == {"n_labeled": 100, "n_unlabeled": 1000, "n_test": 10_000}
+    assert exp.seeds == list(range(10))
+
+
+def test_page_specific_paper_settings(cuda):
+    adding = resolve_page("adding_p", params("adding_p", device="cuda"))
+    assert adding.settings.page.extra_positives == 7000 and adding.dataset == "cifar10"
+    hist = resolve_page("histograms", params("histograms", device="cuda"))
+    assert hist.settings.page.snapshot_epochs == [10, 50, 200] and hist.dataset == "cifar10"
+    biased = resolve_page("biased_selection", params("biased_selection", device="cuda"))
+    assert biased.settings.page.snapshot_epochs == [200]
+    assert biased.settings.page.selection_ks == [200, 300, 400]
+    disc = resolve_page("discussion", params("discussion", device="cuda"))
+    assert disc.dataset == "cifar10" and disc.settings.page.n_select_grid == [40, 80, 160, 320]
+    for page in ("adding_p", "histograms", "discussion"):
+        cfg = resolve_page(page, params(page, device="cuda")).train_config("aapu", 0)
+        for key, value in PAPER_SETTINGS["cifar10"].items():
+            assert getattr(cfg, key) == (TrainConfig(model=value).model if key == "model" else value), (page, key)
+
+
+def test_cpu_profile_says_what_it_changed():
+    exp = resolve_page("real_data", params("real_data", profile="cpu"))
+    text = exp.describe()
+    assert "profile 'cpu'" in text and "train.epochs = 10   (paper: 200)" in text
+    assert exp.changes()["model.width"] == (0.25, 1.0)
+
+
+def test_explicit_parameters_override_and_are_reported():
+    exp = resolve_page("synthetic", params("synthetic", profile="cpu", epochs=300, seeds=[3, 4]))
+    assert exp.train_config("aapu", 3).epochs == 300 and exp.seeds == [3, 4]
+    assert exp.changes()["train.epochs"] == (300, 1000) and exp.changes()["page.n_seeds"] == (2, 10)
+    assert exp.changes()["seeds"][0] == [3, 4]
+
+
+def test_mistyped_parameter_is_named():
+    with pytest.raises(ConfigError, match=r"unknown parameter\(s\) \['seedz'\].*the valid parameters "
+                                          r"are \[.*'seeds'.*\].*check the spelling"):
+        resolve_page("synthetic", {**params("synthetic"), "seedz": [1]})
+
+
+@pytest.mark.parametrize("name,value,expected", [("epochs", "10", "int"), ("seeds", 3, "list"),
+                                                  ("epochs", True, "int"), ("profile", 1, "str")])
+def test_wrong_type_is_rejected(name, value, expected):
+    with pytest.raises(TypeError, match=f"parameter {name}=.*expected {expected}"):
+        resolve_page("synthetic", {**params("synthetic"), name: value})
+
+
+def test_unknown_profile_and_dataset():
+    with pytest.raises(ValueError, match="unknown profile 'gpu'"):
+        resolve_page("synthetic", params("synthetic", profile="gpu"))
+    with pytest.raises(ValueError, match="unknown dataset 'mnist'"):
+        resolve_page("real_data", params("real_data", dataset="mnist"))
+    with pytest.raises(ValueError, match="unknown page"):
+        resolve_page("nope", {})
+
+
+def test_every_book_page_has_its_parameters_declared():
+    import jupytext
+    for entry in json.loads((ROOT / "book" / "pages.json").read_text()):
+        nb = jupytext.read(ROOT / "notebooks" / f"{entry['notebook']}.md")
+        source = nb.cells[[c.cell_type for c in nb.cells].index("code")].source
+        page = next(p for p in PAGES if f'resolve_page("{p}"' in "".join(c.source for c in nb.cells))
+        declared = {line.split("=")[0].strip() for line in source.splitlines() if "=" in line}
+        assert declared == set(page_parameters(page)), entry["notebook"]
+        assert set(entry["parameters"]) <= declared
+
+
+def test_run_methods_vectorises_the_mlp_and_keeps_the_tidy_layout(tmp_path):
+    from pusupport.runs import data_for, run_methods
+    exp = resolve_page("synthetic", params("synthetic", profile="smoke", seeds=[0, 1],
+                                           output_dir=str(tmp_path)))
+    h = run_methods(exp, {"nnpu": {"method": "nnpu"}, "naive": {"method": "naive"}}, data_for(exp))
+    assert list(dict.fromkeys(zip(h.method, h.seed))) == [("nnpu", 0), ("nnpu", 1), ("naive", 0),
+                                                          ("naive", 1)]
+    assert (h.groupby(["method", "seed"]).epoch.max() == exp.settings.train.epochs).all()
+
+
+def test_random_rows_do_not_follow_a_class_sorted_order():
+    from pusupport.experiments.memorization import random_rows
+    y = torch.cat([torch.ones(500), -torch.ones(500)])      # sorted, as ImageFolder test splits are
+    x = torch.arange(1000.0)
+    xs, ys = random_rows(200, x, y)
+    assert 0.3 < float((ys > 0).float().mean()) < 0.7
+    assert torch.equal(y[xs.long()], ys)
+
+
+def test_paper_profile_runs_checkpoint_and_resume(tmp_path):
+    """At the paper profile a page's runs checkpoint; re-running the page resumes them."""
+    from pusupport.data import synthetic
+    from pusupport.runs import run_methods
+    exp = resolve_page("synthetic", params("synthetic", epochs=3, select_from=2, seeds=[0, 1],
+                                           output_dir=str(tmp_path)))
+
+    def make_data(seed):
+        return synthetic(seed, n_labeled=40, n_unlabeled=200, n_test=300)
+    first = run_methods(exp, ["nnpu"], make_data, progress=False)
+    assert (exp.results_dir / "checkpoints" / "nnpu" / "nnpu-seeds0_1.pt").exists()
+    again = run_methods(exp, ["nnpu"], make_data, progress=False)
+    assert again.equals(first)                     # resumed at its end: wall times included
+
+
+def test_unknown_key_in_a_profile_table_names_the_valid_keys():
+    with pytest.raises(ConfigError, match=r"unknown train setting\(s\) \['epoch'\]\. The valid train "
+                                          r"keys are \['method', 'model', .*'epochs'"):
+        Settings().merge({"train": {"epoch": 10}})
+    with pytest.raises(ConfigError, match=r"unknown data setting\(s\) \['epochs'\]; epochs belongs in "
+                                          r"section 'train'\. The valid data keys are \['n_labeled'"):
+        Settings().merge({"data": {"epochs": 10}})            # a misplaced key
+    with pytest.raises(ConfigError, match=r"unknown section\(s\) \['optim'\]: the sections are "
+                                          r"\['data', 'model', 'train', 'page'\]"):
+        Settings().merge({"optim": {"lr": 1e-3}})
+    with pytest.raises(ConfigError, match=r"unknown model setting\(s\) \['widht'\]\. The valid model "
+                                          r"keys are \['name', 'width', 'dropout', 'activation'\]"):
+        Settings().merge({"model": {"widht": 0.5}})
+
+
+def test_unknown_key_in_training_overrides_names_the_valid_keys():
+    from pusupport.data import synthetic
+    from pusupport.training import train
+    with pytest.raises(ConfigError, match=r"unknown train setting\(s\) \['image_folder'\]\. "
+                                          r"The valid train keys are \[.*'epochs'.*\]"):
+        train(synthetic(0, 10, 50, 10), image_folder="/tmp/x")
+    exp = resolve_page("synthetic", params("synthetic", profile="smoke"))
+    with pytest.raises(ConfigError, match=r"unknown train setting\(s\) \['n_labeled'\]; n_labeled "
+                                          r"belongs in section 'data'"):
+        exp.train_config("aapu", n_labeled=5)
+
+
+def test_every_table_merges_for_every_page_and_profile():
+    """All settings tables are valid: every page resolves at every profile."""
+    from pusupport.paper import PROFILES
+    for page in PAGES:
+        for profile in PROFILES:
+            exp = resolve_page(page, params(page, profile=profile))
+            assert exp.settings.page.n_seeds == len(exp.seeds)
+
+
+@pytest.mark.parametrize("kw,match", [
+    (dict(epochs=0), "epochs must be an int >= 1"),
+    (dict(select_from=50, epochs=10), r"select_from=50 is outside epochs 1\.\.10"),
+])
+def test_page_parameters_conflicting_with_the_schedule_fail_in_the_first_cell(kw, match):
+    with pytest.raises(ValueError, match=match):
+        resolve_page("synthetic", params("synthetic", profile="smoke", **kw))
+
+
+def test_snapshot_epochs_beyond_the_run_fail_in_the_first_cell():
+    with pytest.raises(ValueError, match=r"snapshot epochs \[5, 10\] are outside epochs 1\.\.4"):
+        resolve_page("histograms", params("histograms", profile="cpu", epochs=4))
