@@ -15,13 +15,12 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import torch
 from torch.utils.data import DataLoader, Dataset, TensorDataset
 
 from pusupport.data import synthetic
 from pusupport.losses import logistic_loss
-from pusupport.models import build_model, predict
+from pusupport.models import build_model
 from pusupport.risks import nnpu_risk
 from pusupport.selection import top_losses, unlabeled_losses
 from pusupport.training import train

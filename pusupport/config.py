@@ -145,15 +145,14 @@ class TrainConfig:
 
 @dataclass(frozen=True)
 class DataConfig:
-    """Sizes of a PU problem (None: the data set's default, e.g. U = the whole training
-    set) and the loader's options. ``n_train``/``n_val``: the supervised (PN) pages."""
+    """Sizes of a PU problem and the loader's options (None: the data set's default)."""
 
-    n_labeled: int | None = None
-    n_unlabeled: int | None = None
-    n_test: int | None = None
-    max_features: int | None = None
-    n_train: int | None = None
-    n_val: int | None = None
+    n_labeled: int | None = None      # labelled positives, drawn from the training positives
+    n_unlabeled: int | None = None    # U: None = the whole training set (the paper's protocol)
+    n_test: int | None = None         # test points (the synthetic problem draws them)
+    max_features: int | None = None   # 20News: keep the most frequent words only
+    n_train: int | None = None        # PN pages: training images
+    n_val: int | None = None          # PN pages: clean validation images
 
     def __post_init__(self):
         for f in fields(self):
@@ -171,15 +170,15 @@ class DataConfig:
 class PageConfig:
     """What a page varies or shows, beyond single runs."""
 
-    n_seeds: int = 1
-    noise_rates: list | None = None
-    extra_positives: int | None = None
-    snapshot_epochs: list | None = None
-    top_k: int | None = None
-    n_select_grid: list | None = None
-    select_from_grid: list | None = None
-    selection_ks: list | None = None
-    prior_factors: list | None = None
+    n_seeds: int = 1                     # seeds per method (each seed: its own data and init)
+    noise_rates: list | None = None      # memorisation: fractions of flipped training labels
+    extra_positives: int | None = None   # adding P: labelled positives added to nnPU's
+    snapshot_epochs: list | None = None  # epochs after which U's losses are kept
+    top_k: int | None = None             # histograms: purity of the k largest U losses
+    n_select_grid: list | None = None    # discussion: n_select values tried
+    select_from_grid: list | None = None  # discussion: first selection epochs tried
+    selection_ks: list | None = None     # biased selection: sizes of the plotted selections
+    prior_factors: list | None = None    # prior page: π used = true π × factor
 
     def __post_init__(self):
         _need(_is_int(self.n_seeds, 1), f"n_seeds must be an int >= 1, got {self.n_seeds!r}")

@@ -1,10 +1,15 @@
-"""PU data sets as device-ready tensors, and the synthetic problem of §4.1."""
+"""PU problems as device-ready tensors: the case-control construction from labelled
+data (nnPU's and the paper's protocol), your own arrays, and the synthetic problem of §4.1."""
 from __future__ import annotations
 
+import fnmatch
 import math
+import warnings
 from dataclasses import dataclass, fields
 
 import torch
+
+from .risks import check_prior
 
 
 @dataclass
@@ -33,7 +38,6 @@ class PUData:
             raise ValueError(f"{self.name}: no unlabelled points — U must not be empty")
         if not (len(self.u_labels) == len(self.u_labeled) == len(self.x_u)):
             raise ValueError(f"{self.name}: u_labels and u_labeled must have one entry per U point")
-        from .risks import check_prior
         check_prior(self.prior)
 
     def to(self, device) -> "PUData":
@@ -47,6 +51,96 @@ class PUData:
         return {"dataset": self.name, "n_p": len(self.x_p), "n_u": len(self.x_u),
                 "prior": round(self.prior, 4),
                 "test_p": int((self.y_test > 0).sum()), "test_n": int((self.y_test < 0).sum())}
+
+
+@dataclass
+class LabeledData:
+    """A fully labelled train/test split: features, integer labels and class names."""
+
+    x_train: object
+    y_train: torch.Tensor
+    x_test: object
+    y_test: torch.Tensor
+    classes: list
+
+
+# ---------------------------------------------------------------- the PU construction
+
+def resolve_classes(patterns, classes) -> list[int]:
+    """Class indices matching ``patterns`` (names or shell patterns such as 'sci.*')."""
+    found, unknown = set(), []
+    for pat in patterns:
+        hits = [i for i, c in enumerate(classes) if fnmatch.fnmatchcase(c, pat)]
+        found.update(hits) if hits else unknown.append(pat)
+    if unknown:
+        raise ValueError(f"unknown positive class(es) {unknown}; valid class names: {list(classes)}")
+    return sorted(found)
+
+
+def make_pu(name: str, data: LabeledData, positive, n_labeled: int = 1000, seed: int = 0,
+            n_unlabeled: int | None = None, prior: float | None = None) -> PUData:
+    """Case-control PU problem from a labelled split (nnPU's and the paper's protocol).
+
+    Labels are binarised by the ``positive`` classes; ``n_labeled`` labelled P are
+    drawn from the training positives; U is the whole training set (default) or,
+    with ``n_unlabeled``, a sample disjoint from the labelled P. π is the true
+    positive fraction of U; a given ``prior`` overrides it (warning if it differs).
+    The test set is the full binarised test split. ``seed`` fixes the draw.
+    """
+    pos = torch.tensor(resolve_classes(positive, data.classes))
+    y_train = torch.where(torch.isin(data.y_train, pos), 1, -1)
+    y_test = torch.where(torch.isin(data.y_test, pos), 1, -1)
+    gen = torch.Generator().manual_seed(seed)
+    train_p = (y_train > 0).nonzero().reshape(-1)
+    if not 0 < n_labeled <= len(train_p):
+        raise ValueError(f"{name}: n_labeled={n_labeled} must be between 1 and the "
+                         f"{len(train_p)} training positives")
+    p_index = train_p[torch.randperm(len(train_p), generator=gen)[:n_labeled]]
+    if n_unlabeled is None:
+        u_index = torch.arange(len(y_train))
+    else:
+        rest = torch.ones(len(y_train), dtype=torch.bool)
+        rest[p_index] = False
+        rest = rest.nonzero().reshape(-1)
+        if not 0 < n_unlabeled <= len(rest):
+            raise ValueError(f"{name}: n_unlabeled={n_unlabeled} must be between 1 and {len(rest)}")
+        u_index = rest[torch.randperm(len(rest), generator=gen)[:n_unlabeled]].sort().values
+    u_labels = y_train[u_index]
+    true_prior = float((u_labels > 0).float().mean())
+    if prior is None:
+        prior = true_prior
+    elif abs(check_prior(prior) - true_prior) > 1e-3:
+        warnings.warn(f"{name}: using prior={prior} although the positive fraction of U is "
+                      f"{true_prior:.4f}", stacklevel=2)
+    x_u = _features(data.x_train if n_unlabeled is None else data.x_train[u_index])
+    return PUData(name, _features(data.x_train[p_index]), x_u, u_labels,
+                  torch.isin(u_index, p_index), _features(data.x_test), y_test, prior)
+
+
+def _features(x):
+    """uint8 images → float32 in [0, 1]; anything else unchanged."""
+    return x.float().div_(255) if torch.is_tensor(x) and x.dtype == torch.uint8 else x
+
+
+def from_arrays(x, labeled_index, x_test=None, y_test=None, prior: float = 0.5,
+                u_labels=None, name: str = "own data") -> PUData:
+    """PU data from your own features: rows ``labeled_index`` of ``x`` are the labelled
+    positives, all other rows are unlabelled.
+
+    ``prior`` is π of the unlabelled rows (estimate it with :mod:`pusupport.prior`);
+    ``x_test``/``y_test`` (±1) are optional — without them test metrics are NaN;
+    ``u_labels`` (±1 per unlabelled row), if known, only feed diagnostics.
+    """
+    x = torch.as_tensor(x, dtype=torch.float32)
+    labeled = torch.zeros(len(x), dtype=torch.bool)
+    labeled[torch.as_tensor(labeled_index, dtype=torch.long)] = True
+    x_u = x[~labeled]
+    u_labels = (torch.zeros(len(x_u), dtype=torch.long) if u_labels is None
+                else torch.as_tensor(u_labels).long())
+    x_test = x[:0] if x_test is None else torch.as_tensor(x_test, dtype=torch.float32)
+    y_test = torch.zeros(0, dtype=torch.long) if y_test is None else torch.as_tensor(y_test).long()
+    return PUData(name, x[labeled], x_u, u_labels, torch.zeros(len(x_u), dtype=torch.bool),
+                  x_test, y_test, prior)
 
 
 #: π of the §4.1 generating process: P(x₂ > sin x₁) = 0.5 − (1 − cos 10)/30.

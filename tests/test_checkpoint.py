@@ -1,5 +1,4 @@
 """Long runs checkpoint and resume: a killed run, resumed, ends as an uninterrupted one."""
-import os
 import signal
 import subprocess
 import sys
