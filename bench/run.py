@@ -23,8 +23,8 @@ from pusupport.losses import logistic_loss
 from pusupport.models import build_model
 from pusupport.risks import nnpu_risk
 from pusupport.selection import top_losses, unlabeled_losses
-from pusupport.training import train
-from pusupport.vectorized import StackedNet, train_seeds
+from pusupport.stacking import StackedNet
+from pusupport.training import train, train_seeds
 
 ROOT = Path(__file__).resolve().parent
 
@@ -144,7 +144,7 @@ def bench_cnn_seeds(data_dir, n_u, width, batch_size, n_seeds):
         pu = make_pu("cifar10", raw, CIFAR10_POSITIVE, n_labeled=1000, n_unlabeled=n_u, seed=seed)
         pu.x_test, pu.y_test = pu.x_test[:0], pu.y_test[:0]     # training and selection only
         return pu
-    cfg = dict(model="kiryo_cnn", model_kwargs={"width": width, "dropout": 0.5}, method="aapu",
+    cfg = dict(model={"name": "kiryo_cnn", "width": width, "dropout": 0.5}, method="aapu",
                epochs=2, select_from=1, n_select=150, batch_size=batch_size, amp=True, progress=False)
     seeds = list(range(n_seeds))
     t_stacked = timed(lambda: train_seeds(make_data, seeds, **cfg))
@@ -156,7 +156,7 @@ def bench_cnn_seeds(data_dir, n_u, width, batch_size, n_seeds):
 def bench_cifar(data_dir, n_u, width, batch_size):
     raw, pu = cifar_subset(data_dir, n_u)
     pu.x_test, pu.y_test = pu.x_test[:0], pu.y_test[:0]           # time training only
-    common = dict(model="kiryo_cnn", model_kwargs={"width": width}, method="nnpu", epochs=1,
+    common = dict(model={"name": "kiryo_cnn", "width": width}, method="nnpu", epochs=1,
                   batch_size=batch_size, amp=True, progress=False)
     t_ours = timed(lambda: train(pu, **common), repeat=2)
 
@@ -201,7 +201,7 @@ def bench_cifar(data_dir, n_u, width, batch_size):
 
     # selection pass vs a bare inference forward over U
     model = build_model("kiryo_cnn", width=width)
-    eligible = ~pu.u_labeled
+    eligible = ~pu.u_in_p
 
     def selection():
         top_losses(unlabeled_losses(model, pu.x_u, amp=True), 150, eligible)
@@ -240,11 +240,11 @@ def peak_mb():  # VmHWM: this process's own peak (ru_maxrss would include the pa
 load_mb = peak_mb()
 if epoch:
     model = {models}[name]
-    train(d, model=model[0], model_kwargs=model[1], method="aapu", epochs=1, select_from=1,
+    train(d, model=model, method="aapu", epochs=1, select_from=1,
           batch_size=500, amp=name != "20news", progress=False)
 print(load_s, load_mb, peak_mb())
-""".format(models={"cifar10": ("kiryo_cnn", {"width": 0.25}), "20news": ("news_mlp", {}),
-                   "fashion_mnist": ("news_mlp", {"activation": "relu"})})
+""".format(models={"cifar10": {"name": "kiryo_cnn", "width": 0.25}, "20news": "news_mlp",
+                   "fashion_mnist": {"name": "news_mlp", "activation": "relu"}})
 
 
 def bench_memory(data_dir):

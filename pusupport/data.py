@@ -16,8 +16,8 @@ from .risks import check_prior
 class PUData:
     """A case-control PU problem.
 
-    x_p: labelled positives. x_u: unlabelled points. u_labels: hidden ±1 labels of
-    U (diagnostics only, never used for training). u_labeled: True where a U point
+    x_p: labelled positives. x_u: unlabelled points. u_truth: hidden ±1 labels of
+    U (diagnostics only, never used for training). u_in_p: True where a U point
     is also a labelled positive (selection skips those). x_test / y_test: the
     fully labelled (±1) test set. prior: π, the positive fraction of U.
     """
@@ -25,8 +25,8 @@ class PUData:
     name: str
     x_p: torch.Tensor
     x_u: torch.Tensor
-    u_labels: torch.Tensor
-    u_labeled: torch.Tensor
+    u_truth: torch.Tensor
+    u_in_p: torch.Tensor
     x_test: torch.Tensor
     y_test: torch.Tensor
     prior: float
@@ -36,8 +36,8 @@ class PUData:
             raise ValueError(f"{self.name}: no labelled positives — P must not be empty")
         if len(self.x_u) == 0:
             raise ValueError(f"{self.name}: no unlabelled points — U must not be empty")
-        if not (len(self.u_labels) == len(self.u_labeled) == len(self.x_u)):
-            raise ValueError(f"{self.name}: u_labels and u_labeled must have one entry per U point")
+        if not (len(self.u_truth) == len(self.u_in_p) == len(self.x_u)):
+            raise ValueError(f"{self.name}: u_truth and u_in_p must have one entry per U point")
         check_prior(self.prior)
 
     def to(self, device) -> "PUData":
@@ -105,15 +105,15 @@ def make_pu(name: str, data: LabeledData, positive, n_labeled: int = 1000, seed:
         if not 0 < n_unlabeled <= len(rest):
             raise ValueError(f"{name}: n_unlabeled={n_unlabeled} must be between 1 and {len(rest)}")
         u_index = rest[torch.randperm(len(rest), generator=gen)[:n_unlabeled]].sort().values
-    u_labels = y_train[u_index]
-    true_prior = float((u_labels > 0).float().mean())
+    u_truth = y_train[u_index]
+    true_prior = float((u_truth > 0).float().mean())
     if prior is None:
         prior = true_prior
     elif abs(check_prior(prior) - true_prior) > 1e-3:
         warnings.warn(f"{name}: using prior={prior} although the positive fraction of U is "
                       f"{true_prior:.4f}", stacklevel=2)
     x_u = _features(data.x_train if n_unlabeled is None else data.x_train[u_index])
-    return PUData(name, _features(data.x_train[p_index]), x_u, u_labels,
+    return PUData(name, _features(data.x_train[p_index]), x_u, u_truth,
                   torch.isin(u_index, p_index), _features(data.x_test), y_test, prior)
 
 
@@ -123,23 +123,23 @@ def _features(x):
 
 
 def from_arrays(x, labeled_index, x_test=None, y_test=None, prior: float = 0.5,
-                u_labels=None, name: str = "own data") -> PUData:
+                u_truth=None, name: str = "own data") -> PUData:
     """PU data from your own features: rows ``labeled_index`` of ``x`` are the labelled
     positives, all other rows are unlabelled.
 
     ``prior`` is π of the unlabelled rows (estimate it with :mod:`pusupport.prior`);
     ``x_test``/``y_test`` (±1) are optional — without them test metrics are NaN;
-    ``u_labels`` (±1 per unlabelled row), if known, only feed diagnostics.
+    ``u_truth`` (±1 per unlabelled row), if known, only feed diagnostics.
     """
     x = torch.as_tensor(x, dtype=torch.float32)
     labeled = torch.zeros(len(x), dtype=torch.bool)
     labeled[torch.as_tensor(labeled_index, dtype=torch.long)] = True
     x_u = x[~labeled]
-    u_labels = (torch.zeros(len(x_u), dtype=torch.long) if u_labels is None
-                else torch.as_tensor(u_labels).long())
+    u_truth = (torch.zeros(len(x_u), dtype=torch.long) if u_truth is None
+                else torch.as_tensor(u_truth).long())
     x_test = x[:0] if x_test is None else torch.as_tensor(x_test, dtype=torch.float32)
     y_test = torch.zeros(0, dtype=torch.long) if y_test is None else torch.as_tensor(y_test).long()
-    return PUData(name, x[labeled], x_u, u_labels, torch.zeros(len(x_u), dtype=torch.bool),
+    return PUData(name, x[labeled], x_u, u_truth, torch.zeros(len(x_u), dtype=torch.bool),
                   x_test, y_test, prior)
 
 

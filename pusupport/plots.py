@@ -48,7 +48,7 @@ def save_figure(fig, out_dir, name: str) -> list[Path]:
 P_COLOR, N_COLOR = "#2ca02c", "#1f77b4"
 
 
-def loss_histograms(panels: dict, u_labels, top_k: int, bins: int = 100):
+def loss_histograms(panels: dict, u_truth, top_k: int, bins: int = 100):
     """Histograms of U's losses ℓ(−g(x)), true P green and true N blue.
 
     ``panels`` maps a row title to ``{"losses": {epoch: tensor}, "range": (lo, hi) or None}``
@@ -59,7 +59,7 @@ def loss_histograms(panels: dict, u_labels, top_k: int, bins: int = 100):
     epochs = sorted({e for p in panels.values() for e in p["losses"]})
     fig, axes = plt.subplots(len(panels), len(epochs), figsize=(3.6 * len(epochs), 2.9 * len(panels)),
                              squeeze=False)
-    positive = (u_labels > 0).cpu().numpy()
+    positive = (u_truth > 0).cpu().numpy()
     for row, (title, panel) in zip(axes, panels.items()):
         every = [v for v in panel["losses"].values()]
         lo, hi = panel["range"] or (min(float(v.min()) for v in every), max(float(v.max()) for v in every))
@@ -68,7 +68,7 @@ def loss_histograms(panels: dict, u_labels, top_k: int, bins: int = 100):
             values = losses.numpy()
             ax.hist([values[~positive], values[positive]], bins=bins, range=(lo, hi), stacked=True,
                     color=[N_COLOR, P_COLOR], label=["true N", "true P"])
-            purity = top_k_purity(losses, u_labels.cpu(), top_k)
+            purity = top_k_purity(losses, u_truth.cpu(), top_k)
             ax.set_title(f"{title} — epoch {epoch}", fontsize=10)
             ax.set_xlabel(f"loss ℓ(−g(x))\ntop-{top_k} purity: {purity:.1%}")
             ax.set_yscale("log")
@@ -78,12 +78,12 @@ def loss_histograms(panels: dict, u_labels, top_k: int, bins: int = 100):
     return fig
 
 
-def selection_scatter(x_u, u_labels, losses, ks=(200, 300, 400)):
+def selection_scatter(x_u, u_truth, losses, ks=(200, 300, 400)):
     """Synthetic U points with the ``k`` largest-loss ones marked, against x₂ = sin(x₁)."""
     import numpy as np
 
     from .selection import top_losses
-    x, positive = x_u.cpu().numpy(), (u_labels > 0).cpu().numpy()
+    x, positive = x_u.cpu().numpy(), (u_truth > 0).cpu().numpy()
     grid = np.linspace(0, 10, 400)
     fig, axes = plt.subplots(1, len(ks), figsize=(4.6 * len(ks), 3.8), sharey=True)
     for ax, k in zip(np.atleast_1d(axes), ks):

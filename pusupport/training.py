@@ -120,7 +120,7 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
     members = (StackedModels if stacked else SingleModel)(datas, seeds, cfg, device)
     batch_gens = [torch.Generator(device).manual_seed(s) for s in seeds]
     opt = torch.optim.Adam(members.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
-    selected = [SelectedSet(len(d.x_u), d.u_labeled.to(device), d.u_labels.to(device),
+    selected = [SelectedSet(len(d.x_u), d.u_in_p.to(device), d.u_truth.to(device),
                             cfg.allow_repick) for d in datas]
     n_p, n_u, n_test = len(datas[0].x_p), len(datas[0].x_u), len(datas[0].x_test)
     y_test = torch.stack([d.y_test.to(device) for d in datas])

@@ -34,8 +34,8 @@ def test_cifar10_table1_row():
                            "test_p": 4000, "test_n": 6000}
     assert d.x_u.dtype == torch.float32 and d.x_u.shape[1:] == (3, 32, 32)
     assert 0 <= float(d.x_u.min()) and float(d.x_u.max()) <= 1
-    assert int(d.u_labeled.sum()) == 1000          # the labelled P are part of U (nnPU's protocol)
-    assert (d.u_labels[d.u_labeled] > 0).all()
+    assert int(d.u_in_p.sum()) == 1000          # the labelled P are part of U (nnPU's protocol)
+    assert (d.u_truth[d.u_in_p] > 0).all()
 
 
 def test_20news_table1_row():
@@ -118,10 +118,23 @@ def test_image_folder_to_pu(tmp_path):
     raw = load_image_folder(folder, data_dir=tmp_path)
     assert raw.classes == ["cat", "dog", "ship"] and raw.x_train.shape == (18, 3, 8, 8)
     d = make_pu("pets", raw, ["ship"], n_labeled=3, seed=0)
-    assert d.prior == pytest.approx(1 / 3) and len(d.x_p) == 3 and int(d.u_labeled.sum()) == 3
+    assert d.prior == pytest.approx(1 / 3) and len(d.x_p) == 3 and int(d.u_in_p.sum()) == 3
     assert (d.y_test > 0).sum() == 6
     again = load_image_folder(folder, data_dir=tmp_path)        # from the cache
     assert torch.equal(again.x_train, raw.x_train)
+
+
+def test_moving_an_image_to_another_class_rebuilds_the_cache(tmp_path):
+    """The file counts stay the same, but the labels must follow the move (stale-cache bug)."""
+    folder = build_image_folder(tmp_path / "pets")
+    before = load_image_folder(folder, data_dir=tmp_path)
+    (folder / "train" / "cat" / "0.png").rename(folder / "train" / "dog" / "moved.png")
+    (folder / "train" / "dog" / "1.png").rename(folder / "train" / "cat" / "1b.png")
+    with pytest.warns(UserWarning, match="stale"):
+        after = load_image_folder(folder, data_dir=tmp_path)
+    assert after.y_train.bincount().tolist() == before.y_train.bincount().tolist() == [6, 6, 6]
+    moved = next(i for i in range(18) if torch.equal(after.x_train[i], before.x_train[0]))
+    assert after.classes[after.y_train[moved]] == "dog"        # the old cache would say "cat"
 
 
 def test_corrupt_cache_is_detected_and_rebuilt(tmp_path):
@@ -149,8 +162,8 @@ def test_make_pu_is_seeded_and_disjoint_on_request():
     a, b = make_pu("toy", toy(), ["a"], 10, seed=3), make_pu("toy", toy(), ["a"], 10, seed=3)
     assert torch.equal(a.x_p, b.x_p)
     d = make_pu("toy", toy(), ["a", "b"], 10, seed=0, n_unlabeled=50)
-    assert len(d.x_u) == 50 and not d.u_labeled.any()
-    assert d.prior == pytest.approx(float((d.u_labels > 0).float().mean()))
+    assert len(d.x_u) == 50 and not d.u_in_p.any()
+    assert d.prior == pytest.approx(float((d.u_truth > 0).float().mean()))
 
 
 def test_given_prior_overrides_with_a_warning():

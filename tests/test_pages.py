@@ -208,3 +208,23 @@ def test_page_parameters_conflicting_with_the_schedule_fail_in_the_first_cell(kw
 def test_snapshot_epochs_beyond_the_run_fail_in_the_first_cell():
     with pytest.raises(ValueError, match=r"snapshot epochs \[5, 10\] are outside epochs 1\.\.4"):
         resolve_page("histograms", params("histograms", profile="cpu", epochs=4))
+
+
+def test_prior_page_at_the_paper_profile_keeps_each_prior_s_checkpoints_apart(tmp_path):
+    """Every prior factor is its own group of checkpoints; all in one folder, the second
+    factor's runs were refused as 'different data'."""
+    from dataclasses import replace
+    from pusupport.data import synthetic
+    from pusupport.experiments.prior_sensitivity import run_prior_sensitivity
+    exp = resolve_page("prior", params("prior", seeds=[0, 1], output_dir=str(tmp_path)))
+    exp = replace(exp, settings=exp.settings.merge({"train": {"epochs": 2, "select_from": 1},
+                                                    "page": {"prior_factors": [0.8, 1.0]}}))
+
+    def make_data(seed):
+        return synthetic(seed, n_labeled=20, n_unlabeled=100, n_test=50)
+    h = run_prior_sensitivity(exp, make_data, estimate=0.45)
+    assert set(h.prior_label) == {"×0.8", "×1", "BBE estimate"}
+    groups = sorted(p.name for p in (exp.results_dir / "checkpoints").iterdir())
+    assert groups == ["prior BBE estimate", "prior ×0.8", "prior ×1"]
+    again = run_prior_sensitivity(exp, make_data, estimate=0.45)      # resumed from each group
+    assert again.drop(columns="wall_time").equals(h.drop(columns="wall_time"))

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from pusupport.losses import get_loss, logistic_loss, sigmoid_loss
-from pusupport.risks import aapu_risk, nnpu_risk, upu_risk
+from pusupport.risks import aapu_risk, naive_risk, nnpu_risk, pn_risk, upu_risk
 
 PRIOR = 0.4
 
@@ -201,3 +201,34 @@ def test_bad_inputs_are_rejected():
         nnpu_risk(torch.zeros(2), torch.zeros(3), PRIOR, beta=-1)
     with pytest.raises(ValueError, match="gamma"):
         nnpu_risk(torch.zeros(2), torch.zeros(3), PRIOR, gamma=0)
+
+
+@pytest.mark.parametrize("loss", ["logistic", "sigmoid"])
+def test_pn_risk_value_and_gradient(loss):
+    """Eq. 1: π·mean_P ℓ(g) + (1 − π)·mean_N ℓ(−g), on labelled positives and negatives."""
+    ell, d = HAND[loss]
+    gp, gn = leaf(PLAIN[0]), leaf(PLAIN[1])
+    r = pn_risk(gp, gn, PRIOR, loss)
+    want = PRIOR * sum(map(ell, PLAIN[0])) / 2 + (1 - PRIOR) * sum(ell(-g) for g in PLAIN[1]) / 3
+    assert_close(float(r.value), want)
+    assert_close(float(r.positive), PRIOR * sum(map(ell, PLAIN[0])) / 2)
+    assert not bool(r.corrected)
+    got_p, got_n = grads(r, gp, gn)
+    assert_close(got_p, [PRIOR / 2 * d(g) for g in PLAIN[0]])
+    assert_close(got_n, [-(1 - PRIOR) / 3 * d(-g) for g in PLAIN[1]])
+
+
+@pytest.mark.parametrize("scores", [PLAIN, NEGATIVE])
+def test_naive_risk_puts_s_into_the_correction_too(scores):
+    """The ablation: nnPU with P ∪ S as the positives — S enters both terms, means over |P ∪ S|."""
+    ell, _ = HAND["logistic"]
+    gp, gu, gs = leaf(scores[0]), leaf(scores[1]), leaf([0.7])
+    r = naive_risk(gp, gu, gs, PRIOR)
+    ps = scores[0] + [0.7]
+    r_p = PRIOR * sum(map(ell, ps)) / 3
+    r_n = sum(ell(-g) for g in scores[1]) / 3 - PRIOR * sum(ell(-g) for g in ps) / 3
+    assert_close(float(r.positive), r_p)
+    assert_close(float(r.negative), r_n)
+    assert_close(float(r.value), r_p + r_n if r_n >= 0 else r_p)
+    aapu = aapu_risk(gp, gu, gs, PRIOR)
+    assert float(aapu.negative) != pytest.approx(r_n)         # aaPU keeps S out of R̂_n

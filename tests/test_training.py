@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 import torch
 
-from pusupport.data import SYNTHETIC_PRIOR, PUData, synthetic
+from pusupport.data import SYNTHETIC_PRIOR, PUData, flip_labels, supervised, synthetic
+from pusupport.selection import top_k_purity, unlabeled_losses
 from pusupport.records import save_results
 from pusupport.training import TrainConfig, stratified_batches, train
 
@@ -51,7 +52,7 @@ def test_nnpu_and_upu_never_select(data):
 
 
 def test_hidden_labels_never_influence_training(data):
-    shuffled = PUData(**{**data.__dict__, "u_labels": -data.u_labels})
+    shuffled = PUData(**{**data.__dict__, "u_truth": -data.u_truth})
     a = train(data, method="aapu", **FAST).history
     b = train(shuffled, method="aapu", **FAST).history
     cols = ["risk", "test_error", "n_selected"]
@@ -122,7 +123,7 @@ def test_synthetic_data_follows_section_4_1():
     assert (x[y < 0, 1] < torch.sin(x[y < 0, 0]) - 0.2 + 1e-6).all()
     assert (d.x_p[:, 1] > torch.sin(d.x_p[:, 0]) + 0.2 - 1e-6).all()
     assert abs((y > 0).float().mean() - d.prior) < 0.02
-    assert abs((d.u_labels > 0).float().mean() - d.prior) < 0.05
+    assert abs((d.u_truth > 0).float().mean() - d.prior) < 0.05
 
 
 def test_results_are_written(tmp_path, data):
@@ -146,3 +147,49 @@ def test_compiled_training_matches_eager():
     cols = ["risk", "risk_positive", "risk_negative", "test_error", "n_selected"]
     pd.testing.assert_frame_equal(compiled.history[cols], eager.history[cols], atol=1e-4, rtol=1e-4)
     assert torch.equal(compiled.selected.mask, eager.selected.mask)
+
+
+def test_supervised_training_goes_through_the_same_loop_and_learns():
+    """Method "pn" (Fig. 2's PN training): labelled P in the P slot, labelled N in the U slot."""
+    d = synthetic(0, n_labeled=10, n_unlabeled=800, n_test=1000)
+    data = supervised(d.x_u[d.u_truth > 0], d.x_u[d.u_truth < 0], d.x_test, d.y_test)
+    assert data.prior == pytest.approx(float((d.u_truth > 0).float().mean()))
+    h = train(data, method="pn", epochs=25, lr=3e-3, lr_schedule={}, batch_size=64,
+              progress=False).history
+    assert "train_error" in h.columns and (h.n_selected == 0).all()
+    assert h.train_error.iloc[-1] < 0.1 and h.test_error.iloc[-1] < 0.1
+    assert h.train_error.iloc[-1] < h.train_error.iloc[0]
+
+
+def test_label_flipping_flips_the_asked_fraction_reproducibly():
+    y = torch.where(torch.arange(10_000) % 3 == 0, 1, -1)
+    assert torch.equal(flip_labels(y, 0.0, seed=1), y)
+    noisy = flip_labels(y, 0.3, seed=1)
+    assert torch.equal(noisy, flip_labels(y, 0.3, seed=1)) and not torch.equal(noisy, flip_labels(y, 0.3, 2))
+    assert abs(float((noisy != y).float().mean()) - 0.3) < 0.015
+    assert set(noisy.tolist()) == {-1, 1}
+    with pytest.raises(ValueError, match="noise rate"):
+        flip_labels(y, 1.0)
+
+
+def test_u_loss_snapshots_are_the_losses_after_those_epochs(data):
+    r = train(data, method="nnpu", epochs=4, record_u_losses=[2, 4], batch_size=64, progress=False)
+    assert sorted(r.u_losses) == [2, 4]
+    assert torch.allclose(r.u_losses[4], unlabeled_losses(r.model, data.x_u), atol=1e-6)
+    assert not torch.allclose(r.u_losses[2], r.u_losses[4])
+
+
+def test_top_k_purity_counts_true_positives_among_the_largest_losses():
+    losses = torch.tensor([0.9, 0.1, 0.8, 0.7, 0.2, 0.95])
+    truth = torch.tensor([1, -1, -1, 1, 1, 1])
+    assert top_k_purity(losses, truth, 3) == pytest.approx(2 / 3)          # 5, 0, 2
+    eligible = torch.tensor([True, True, True, True, True, False])
+    assert top_k_purity(losses, truth, 3, eligible) == pytest.approx(2 / 3)  # 0, 2, 3
+    assert top_k_purity(losses, truth, 1, eligible) == 1.0
+
+
+def test_divergence_stops_with_a_clear_error():
+    d = synthetic(0, n_labeled=20, n_unlabeled=100, n_test=50)
+    d.x_u[0, 0] = float("nan")
+    with pytest.raises(FloatingPointError, match="diverged — lower the learning rate or check the inputs"):
+        train(d, method="nnpu", epochs=2, progress=False)

@@ -32,7 +32,7 @@ def run_memorization(page: Page, cifar10: LabeledData) -> pd.DataFrame:
     runs = []
     for noise in progress(s.page.noise_rates, desc="noise rates"):
         for seed in page.seeds:
-            noisy = flip_labels(cifar.u_labels, noise, seed)
+            noisy = flip_labels(cifar.u_truth, noise, seed)
             data = supervised(cifar.x_u[noisy > 0], cifar.x_u[noisy < 0], x_val, y_val,
                               name=f"CIFAR-10, {noise:.0%} noise")
             h = train(data, page.train_config("pn", seed)).history

@@ -34,8 +34,8 @@ def estimate_priors(page: Page, datasets=("synthetic", "cifar10", "20news", "fas
                          "high": None, "true prior": None, "seconds": None,
                          "note": "not run: data not available"})
             continue
-        x_u = data.x_u[~data.u_labeled] if data.u_labeled.any() else data.x_u
-        true_prior = float((data.u_labels[~data.u_labeled] > 0).float().mean())
+        x_u = data.x_u[~data.u_in_p] if data.u_in_p.any() else data.x_u
+        true_prior = float((data.u_truth[~data.u_in_p] > 0).float().mean())
         for est in estimate_prior(data.x_p, x_u, estimator, seed=page.seeds[0],
                                   device=page.device).values():
             rows.append({"data set": name, **est.as_dict(), "true prior": true_prior, "note": ""})

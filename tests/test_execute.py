@@ -1,0 +1,70 @@
+"""A page whose data set is missing: a person running it with papermill gets a non-zero
+exit and the message; the book build renders it as "not run" and keeps earlier results."""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import jupytext
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("execute", ROOT / "book" / "execute.py")
+execute = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(execute)
+
+
+def test_papermill_without_the_data_exits_non_zero_and_creates_nothing(tmp_path):
+    source = tmp_path / "real_data.ipynb"
+    nbformat.write(jupytext.read(ROOT / "notebooks" / "real_data.md"), source)
+    data_dir, out_dir = tmp_path / "my-data", tmp_path / "results"
+    data_dir.mkdir()
+    env = {**os.environ, "PUSUPPORT_DATA": "", "TQDM_DISABLE": "1"}
+    run = subprocess.run(
+        [sys.executable, "-m", "papermill", str(source), str(tmp_path / "out.ipynb"), "-k", "python3",
+         "-p", "profile", "smoke", "-p", "dataset", "cifar10", "-p", "data_dir", str(data_dir),
+         "-p", "output_dir", str(out_dir), "--cwd", str(ROOT)],
+        capture_output=True, text=True, env=env, timeout=300)
+    said = run.stdout + run.stderr
+    assert run.returncode != 0
+    assert "DatasetNotFoundError" in said and "CIFAR-10 was not found" in said
+    assert "Looked for:" in said and "Provide it in one of three ways" in said
+    assert str(data_dir / "cifar-10-batches-py") in said
+    assert list(data_dir.iterdir()) == [] and not out_dir.exists()       # nothing created
+
+
+def executed_page(path: Path, failing_at: int) -> None:
+    """An executed notebook whose code cell ``failing_at`` raised (as papermill leaves it)."""
+    cells = [nbformat.v4.new_markdown_cell("# Title")]
+    for i in range(4):
+        cell = nbformat.v4.new_code_cell(f"x = {i}")
+        if i == failing_at:
+            cell.outputs = [nbformat.v4.new_output("error", ename="DatasetNotFoundError",
+                                                   evalue="gone", traceback=[])]
+        cells.append(cell)
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+
+
+def test_not_run_page_keeps_the_cells_before_the_failure_and_shows_the_message(tmp_path):
+    page, results = tmp_path / "page.ipynb", tmp_path / "results" / "real_cifar100"
+    executed_page(page, failing_at=2)
+    execute.mark_not_run(page, "CIFAR-100 was not found.\nLooked for: …", results, "smoke")
+    nb = nbformat.read(page, as_version=4)
+    assert [c.source for c in nb.cells[:3]] == ["# Title", "x = 0", "x = 1"] and len(nb.cells) == 4
+    assert "Not run: data not available" in nb.cells[3].source
+    assert "CIFAR-100 was not found." in nb.cells[3].source
+    summary = json.loads((results / "summary.json").read_text())
+    assert summary["status"] == "not run" and summary["reason"] == "data not available"
+    assert "Looked for" in summary["message"]
+
+
+def test_not_run_never_overwrites_an_earlier_successful_result(tmp_path):
+    page, results = tmp_path / "page.ipynb", tmp_path / "results" / "real_cifar10"
+    results.mkdir(parents=True)
+    earlier = {"status": "run", "methods": {"aapu": {"n_seeds": 2}}}
+    (results / "summary.json").write_text(json.dumps(earlier))
+    executed_page(page, failing_at=1)
+    execute.mark_not_run(page, "gone", results, "cpu")
+    assert json.loads((results / "summary.json").read_text()) == earlier
