@@ -62,7 +62,8 @@ test: setup data
 	$(PY) book/execute.py --profile smoke --data-dir $(DATA_DIR) --book-dir $(SMOKE) \
 	  --output-dir $(SMOKE)/results
 	$(PY) -m pytest -m book tests
-	$(PY) -m pytest --nbval-lax -p no:cacheprovider $(SMOKE)/pages
+	$(PY) -m pytest --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider \
+	  $(SMOKE)/pages
 
 # Speed and memory benchmark (not a test): writes bench/results.json.
 bench: setup data

@@ -76,9 +76,17 @@ def execute(page: dict, book_dir: Path, profile: str, output_dir: Path, data_dir
     return time.perf_counter() - start
 
 
+def is_papermill_banner(cell) -> bool:
+    """The red "An Exception was encountered" cells papermill adds to a failed notebook."""
+    return cell.cell_type == "markdown" and (
+        "papermill-error-cell-tag" in cell.metadata.get("tags", [])
+        or "papermill-error-cell" in cell.source or cell.source.startswith('<span style="color:red'))
+
+
 def mark_not_run(path: Path, message: str, results: Path, profile: str) -> None:
     """Cut the executed page at the failed cell, add the "not run" box, record the status."""
     nb = nbformat.read(path, as_version=4)
+    nb.cells = [c for c in nb.cells if not is_papermill_banner(c)]
     failed = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code"
                   and any(o.get("output_type") == "error" for o in c.get("outputs", [])))
     box = (":::{warning} Not run: data not available\nThis page needs a data set that is not on "

@@ -201,7 +201,8 @@ def load_cifar100(data_dir=None, download: bool = True) -> LabeledData:
     official = root / "cifar-100-python"
     if not official.is_dir() and download:
         _download(lambda where: __import__("torchvision").datasets.CIFAR100(where, download=True),
-                  "CIFAR-100", root, ["cifar-100-python/"])
+                  "CIFAR-100", root, ["cifar-100-python/{train,test,meta}",
+                                      "cifar100/{train,test}/<superclass>/*"])
     if not (official / "train").exists():
         raise DatasetNotFoundError("CIFAR-100", root, ["cifar-100-python/{train,test,meta}",
                                    "cifar100/{train,test}/<superclass>/*"],

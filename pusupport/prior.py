@@ -12,24 +12,48 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass
+import warnings
+from dataclasses import dataclass, replace
 
 import torch
 
 
+#: Where an estimate is usable as a prior: π must lie strictly inside (0, 1).
+USABLE = (0.01, 0.99)
+
+
 @dataclass(frozen=True)
 class PriorEstimate:
-    """A class-prior estimate with its confidence interval and the time it took."""
+    """A class-prior estimate with its confidence interval and the time it took.
+
+    ``estimate`` is always usable as a prior (inside :data:`USABLE`); ``note`` says when
+    the raw estimate was outside and had to be clipped.
+    """
 
     method: str
     estimate: float
     low: float
     high: float
     seconds: float = 0.0
+    note: str = ""
+
+    def __post_init__(self):
+        low, high = USABLE
+        if not low <= self.estimate <= high:
+            clipped = min(max(self.estimate, low), high)
+            side = "1: U looks purely positive" if self.estimate > high else "0: U looks purely negative"
+            note = (f"the raw {self.method} estimate {self.estimate:.3f} is near {side} to the "
+                    f"P-vs-U classifier, which could not tell P from U; it is clipped to "
+                    f"{clipped:.2f}. Pass the prior yourself (prior=...) if you know it.")
+            warnings.warn(note, stacklevel=3)
+            object.__setattr__(self, "estimate", clipped)
+            object.__setattr__(self, "low", min(self.low, clipped))
+            object.__setattr__(self, "high", max(self.high, clipped))
+            object.__setattr__(self, "note", note)
 
     def as_dict(self) -> dict:
         return {"method": self.method, "estimate": self.estimate, "low": self.low,
-                "high": self.high, "seconds": self.seconds}
+                "high": self.high, "seconds": self.seconds, "note": self.note}
 
 
 def _check_scores(scores_p, scores_u):
@@ -120,5 +144,4 @@ def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, **overrides) -> di
     elapsed = time.perf_counter() - start
     bbe = bbe_from_scores(g_p, g_u, delta)
     en = elkan_noto_from_scores(torch.sigmoid(g_p), len(p1), len(u1))
-    return {e.method: PriorEstimate(e.method, e.estimate, e.low, e.high, round(elapsed, 2))
-            for e in (bbe, en)}
+    return {e.method: replace(e, seconds=round(elapsed, 2)) for e in (bbe, en)}

@@ -37,7 +37,9 @@ def test_papermill_without_the_data_exits_non_zero_and_creates_nothing(tmp_path)
 
 def executed_page(path: Path, failing_at: int) -> None:
     """An executed notebook whose code cell ``failing_at`` raised (as papermill leaves it)."""
-    cells = [nbformat.v4.new_markdown_cell("# Title")]
+    banner = nbformat.v4.new_markdown_cell('<span style="color:red">An Exception was encountered')
+    banner.metadata["tags"] = ["papermill-error-cell-tag"]
+    cells = [banner, nbformat.v4.new_markdown_cell("# Title")]
     for i in range(4):
         cell = nbformat.v4.new_code_cell(f"x = {i}")
         if i == failing_at:

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from pusupport.prior import bbe_from_scores, elkan_noto_from_scores, estimate_prior
+from pusupport.prior import PriorEstimate, bbe_from_scores, elkan_noto_from_scores, estimate_prior
 
 
 def mixture(prior, n_p=2000, n_u=4000, seed=0, gap=4.0):
@@ -47,3 +47,15 @@ def test_bad_inputs_raise_clear_errors():
         bbe_from_scores(torch.tensor([float("nan")]), torch.zeros(5))
     with pytest.raises(ValueError, match="at least two labelled positives"):
         estimate_prior(torch.zeros(1, 2), torch.zeros(10, 2))
+
+
+def test_an_estimate_at_1_is_clipped_into_a_usable_prior_and_says_why():
+    """A P-vs-U classifier that cannot tell P from U makes BBE return 1.0: not a prior."""
+    same = torch.linspace(0, 1, 400)
+    with pytest.warns(UserWarning, match="could not tell P from U.*Pass the prior yourself"):
+        est = bbe_from_scores(same[::2], same[1::2])
+    assert est.estimate == 0.99 and est.low <= est.estimate <= est.high <= 1.0
+    assert "clipped to 0.99" in est.note
+    with pytest.warns(UserWarning, match="near 0"):
+        assert PriorEstimate("BBE", 0.0, 0.0, 0.02).estimate == 0.01
+    assert PriorEstimate("BBE", 0.4, 0.3, 0.5).note == ""           # a usable estimate is kept
