@@ -48,6 +48,11 @@ PAGES = {
                                  "select_from": OPT_INT, "n_unlabeled": OPT_INT}},
 }
 
+#: Pages whose experiment the paper does not run (what they show instead).
+NOT_IN_PAPER_PAGES = {"formulation": "a short demonstration of Eqs. 8–9",
+                      "prior": "prior estimation and misspecified priors",
+                      "own_data": "your own images"}
+
 _IPYTHON_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
 PLAIN_TYPES = (type(None), bool, int, float, str, list, tuple, dict)
 
@@ -96,13 +101,36 @@ class Page:
             lines.append(f"({self.dataset} is not in the paper: 'paper' settings are this book's choice)")
         if self.dataset and self.dataset != PAGES[self.page]["dataset"] and "dataset" not in self.params:
             lines.append(f"data set: {self.dataset}   (paper: {PAGES[self.page]['dataset']})")
+        if self.page in NOT_IN_PAPER_PAGES:
+            lines.append(f"(not in the paper: {NOT_IN_PAPER_PAGES[self.page]}; 'paper' settings "
+                         "are the data set's, with this page's choices)")
         changes = self.changes()
         if changes:
             lines.append("changed from the paper:")
             lines += [f"  {k} = {v!r}   (paper: {p!r})" for k, (v, p) in changes.items()]
+        elif self.page in NOT_IN_PAPER_PAGES or self.dataset in NOT_IN_PAPER:
+            lines.append("the 'paper' profile's settings, unchanged")
         elif self.dataset:
             lines.append("the paper's settings, unchanged")
+        lines += self._notes()
         return "\n".join(lines)
+
+    def _notes(self) -> list[str]:
+        """Differences from the paper that are not settings: precision, π, the U sample."""
+        amp = self.settings.train.amp
+        bf16 = amp if amp is not None else self.device.startswith("cuda")
+        notes = [f"precision: {'bf16 autocast' if bf16 else 'float32'}"
+                 + ("" if amp is not None else " (the default on this device)")
+                 + ("" if not bf16 else " (the paper does not state its precision)")]
+        if self.dataset == "synthetic":
+            notes.append("π = 0.4387, the generating process's P(x₂ > sin x₁) (the paper states "
+                         "0.4412, the positive fraction of its own sample)")
+        if self.settings.data.n_unlabeled is not None and self.dataset in PAPER and \
+                self.paper.data.n_unlabeled is None:
+            notes.append("U is a random sample disjoint from the labelled P (the paper's U is the "
+                         "whole training set, P included), so π is that sample's positive "
+                         "fraction (Table 1 row below)")
+        return notes
 
     def wall_time(self) -> float:
         return time.perf_counter() - self.started

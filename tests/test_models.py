@@ -33,6 +33,18 @@ def test_kiryo_cnn():
     assert m.eval()(torch.rand(3, 3, 32, 32)).shape == (3,)
 
 
+def test_coteaching_cnn_has_han_et_al_s_dropout_only():
+    """The CIFAR-100 network: Dropout2d at the configured rate after each pooling, and no
+    other dropout layer (the paper's "dropout parameter 0.5" is Han et al.'s dropout_rate)."""
+    for rate in (0.25, 0.5):
+        m = build_model("coteaching_cnn", dropout=rate)
+        dropouts = [l for l in m.modules() if isinstance(l, (torch.nn.Dropout, torch.nn.Dropout2d))]
+        assert [type(l) for l in dropouts] == [torch.nn.Dropout2d] * 2
+        assert [l.p for l in dropouts] == [rate, rate]
+        layers = m.layers()
+        assert all(isinstance(layers[layers.index(d) - 1], torch.nn.MaxPool2d) for d in dropouts)
+
+
 def test_coteaching_cnn_and_dropout_off_in_eval():
     m = build_model("coteaching_cnn", dropout=0.5)
     convs = (conv(3, 128) + 2 * conv(128, 128) + conv(128, 256) + 2 * conv(256, 256)
@@ -41,7 +53,19 @@ def test_coteaching_cnn_and_dropout_off_in_eval():
     x = torch.rand(2, 3, 32, 32)
     m.eval()
     assert m(x).shape == (2,)
-    assert torch.equal(m(x), m(x))       # deterministic in eval mode: dropout is off
+    out = m(x)
+    for layer in m.modules():                      # dropout that would zero nearly everything …
+        if isinstance(layer, (torch.nn.Dropout, torch.nn.Dropout2d)):
+            layer.p = 0.99
+    assert torch.equal(m(x), out)                  # … is off in eval mode (Han et al.'s code keeps it on)
+    m.train()
+    torch.manual_seed(0)
+    noisy = m(x)
+    for layer in m.modules():
+        if isinstance(layer, (torch.nn.Dropout, torch.nn.Dropout2d)):
+            layer.p = 0.0
+    torch.manual_seed(0)
+    assert not torch.allclose(m(x), noisy)         # and on in training mode
 
 
 @pytest.mark.parametrize("activation", ["softsign", "relu"])
