@@ -1,0 +1,65 @@
+"""Paired intervals and verdicts on constructed inputs."""
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from pusupport.verdicts import (CONTRADICTED, INCONCLUSIVE, REPRODUCED, paired_difference,
+                                sign_flip_p_value, verdict)
+
+BASE = np.array([0.120, 0.100, 0.140, 0.110, 0.130])
+
+
+def test_a_known_improvement_is_reproduced():
+    noise = np.array([0.002, -0.001, 0.0, 0.001, -0.002])
+    p = paired_difference(BASE - 0.02 + noise, BASE)
+    assert p.n == 5 and p.mean == pytest.approx(-0.02)
+    d = -0.02 + noise
+    half = stats.t.ppf(0.975, 4) * d.std(ddof=1) / math.sqrt(5)
+    assert (p.low, p.high) == pytest.approx((-0.02 - half, -0.02 + half))
+    assert p.high < 0 and verdict(p) == REPRODUCED
+    assert p.p_value == pytest.approx(2 / 32)           # only "all negative" and "all positive"
+    assert verdict(p, lower_is_better=False) == CONTRADICTED
+
+
+def test_no_difference_is_inconclusive_never_not_reproduced():
+    noise = np.array([0.01, -0.01, 0.005, -0.005, 0.0])
+    p = paired_difference(BASE + noise, BASE)
+    assert p.mean == pytest.approx(0.0, abs=1e-12) and p.low < 0 < p.high
+    assert verdict(p) == INCONCLUSIVE and p.p_value == 1.0
+    assert p.detectable > p.high - p.mean                # it could not see a difference this small
+
+
+def test_a_known_worsening_is_contradicted():
+    p = paired_difference(BASE + np.array([0.03, 0.031, 0.029, 0.03, 0.032]), BASE)
+    assert p.low > 0 and verdict(p) == CONTRADICTED
+
+
+def test_one_seed_gives_no_interval():
+    p = paired_difference([0.10], [0.20])
+    assert p.n == 1 and p.mean == pytest.approx(-0.10)
+    assert math.isnan(p.low) and math.isnan(p.high) and math.isnan(p.p_value)
+    assert verdict(p) == INCONCLUSIVE and "single seed: no interval" in p.describe()
+
+
+def test_pairing_matters_where_seeds_differ_a_lot():
+    """A constant gain under large seed-to-seed variation: unpaired it is noise, paired it is not."""
+    base = np.array([0.05, 0.30, 0.12, 0.22, 0.08, 0.18])
+    p = paired_difference(base - 0.01, base + np.array([0, 1e-3, -1e-3, 0, 5e-4, -5e-4]))
+    assert verdict(p) == REPRODUCED
+    assert stats.ttest_ind(base - 0.01, base).pvalue > 0.5
+
+
+def test_sign_flip_p_value_is_exact():
+    assert sign_flip_p_value([1.0, 2.0, 3.0]) == pytest.approx(2 / 8)
+    assert sign_flip_p_value([1.0, -1.0]) == 1.0
+    assert sign_flip_p_value([3.0, 1.0, 1.0]) == pytest.approx(2 / 8)
+    assert sign_flip_p_value([1.0, 1.0, 0.0]) == pytest.approx(4 / 8)   # a zero's sign is free
+    with pytest.raises(ValueError, match="n ≤ 20"):
+        sign_flip_p_value(np.ones(21))
+
+
+def test_mismatched_inputs_are_refused():
+    with pytest.raises(ValueError, match="one value per seed"):
+        paired_difference([0.1, 0.2], [0.1])
