@@ -232,3 +232,120 @@ def test_naive_risk_puts_s_into_the_correction_too(scores):
     assert_close(float(r.value), r_p + r_n if r_n >= 0 else r_p)
     aapu = aapu_risk(gp, gu, gs, PRIOR)
     assert float(aapu.negative) != pytest.approx(r_n)         # aaPU keeps S out of R̂_n
+
+
+# Boundaries and messages a caller relies on, and the vectorised (leading-dimension) forms.
+
+def test_nnpu_boundary_rn_exactly_minus_beta_is_not_corrected():
+    """The correction applies only when R̂_n < −β strictly (R̂_n = −β keeps the plain step)."""
+    gp, gu = leaf(NEGATIVE[0]), leaf(NEGATIVE[1])
+    r_n = float(upu_risk(gp, gu, PRIOR, "logistic").negative)
+    r = nnpu_risk(gp, gu, PRIOR, "logistic", beta=-r_n)
+    assert not bool(r.corrected)
+    assert float(r.value) == float(r.positive) + r_n
+    assert bool(nnpu_risk(gp, gu, PRIOR, "logistic", beta=-r_n * (1 - 1e-9)).corrected)
+
+
+def test_nnpu_default_beta_is_zero():
+    """R̂_n slightly below zero (−0.44) is corrected with the default β = 0."""
+    gp, gu = leaf([1.0]), leaf([-2.0, -3.0])
+    r_n = hand_parts([1.0], [-2.0, -3.0], [], "logistic")[1]
+    assert -1 < r_n < 0
+    r = nnpu_risk(gp, gu, PRIOR)
+    assert bool(r.corrected)
+    assert_close(float(r.value), float(r.positive))
+
+
+@pytest.mark.parametrize("gamma", [1.0 + 1e-9, 1.5, 2.0, -0.5])
+def test_gamma_outside_zero_one_is_rejected(gamma):
+    with pytest.raises(ValueError, match=r"gamma must be in \(0, 1\], got .* \(nnPU uses gamma=1\)"):
+        nnpu_risk(torch.zeros(2), torch.zeros(3), PRIOR, gamma=gamma)
+
+
+def test_beta_zero_and_gamma_one_are_accepted_but_negative_beta_is_not():
+    r = nnpu_risk(leaf(PLAIN[0]), leaf(PLAIN[1]), PRIOR, beta=0.0, gamma=1.0)
+    assert not bool(r.corrected)
+    with pytest.raises(ValueError, match=r"beta must be >= 0, got -0.001 \(nnPU uses beta=0\)"):
+        nnpu_risk(torch.zeros(2), torch.zeros(3), PRIOR, beta=-0.001)
+
+
+def test_error_messages_are_exact():
+    with pytest.raises(ValueError) as err:
+        upu_risk(torch.zeros(2), torch.zeros(3), 1.5)
+    assert str(err.value) == ("class prior must be a number in (0, 1), got 1.5: pass the "
+                              "positive-class fraction of the unlabelled data (e.g. prior=0.4)")
+    with pytest.raises(ValueError) as err:
+        upu_risk(torch.zeros(0), torch.zeros(3), PRIOR)
+    assert str(err.value) == "no labelled positive scores in the batch: P must not be empty"
+    with pytest.raises(ValueError) as err:
+        aapu_risk(torch.zeros(2), torch.zeros(0), torch.zeros(1), PRIOR)
+    assert str(err.value) == "no unlabelled scores in the batch: U must not be empty"
+
+
+def test_tensor_prior_gives_one_prior_per_member():
+    gp = torch.tensor([PLAIN[0], PLAIN[0]], dtype=torch.float64)
+    gu = torch.tensor([PLAIN[1], PLAIN[1]], dtype=torch.float64)
+    r = upu_risk(gp, gu, torch.tensor([0.2, 0.6], dtype=torch.float64), "sigmoid")
+    for k, prior in enumerate([0.2, 0.6]):
+        r_p, r_n, *_ = hand_parts(PLAIN[0], PLAIN[1], [], "sigmoid", prior=prior)
+        assert_close(float(r.value[k]), r_p + r_n)
+
+
+@pytest.mark.parametrize("prior", [[0.0, 0.5], [0.5, 1.0], [0.5, 1.5], [-0.2, 0.5], [1.0, 1.0]])
+def test_tensor_prior_outside_zero_one_is_rejected(prior):
+    with pytest.raises(ValueError, match="class prior must be a number in"):
+        upu_risk(torch.zeros(2, 2), torch.zeros(2, 3), torch.tensor(prior))
+
+
+def test_integer_tensor_prior_is_rejected():
+    with pytest.raises(ValueError, match="class prior"):
+        upu_risk(torch.zeros(2), torch.zeros(3), torch.tensor(0))
+
+
+@pytest.mark.parametrize("risk", ["upu", "nnpu", "pn", "aapu", "naive"])
+def test_every_risk_is_evaluated_per_member_along_leading_dims(risk):
+    """Shape (2, 3, n): each of the six members gives its own single-model risk."""
+    fns = {"upu": lambda p, u, s: upu_risk(p, u, PRIOR), "nnpu": lambda p, u, s: nnpu_risk(p, u, PRIOR),
+           "pn": lambda p, u, s: pn_risk(p, u, PRIOR), "aapu": lambda p, u, s: aapu_risk(p, u, s, PRIOR),
+           "naive": lambda p, u, s: naive_risk(p, u, s, PRIOR, gamma=0.5)}
+    members = [(PLAIN[0], PLAIN[1], [0.7]), (NEGATIVE[0], NEGATIVE[1], [-1.0]),
+               ([0.1, 0.2], [0.3, 0.4, 0.5], [2.0]), ([-2.0, 1.0], [1.0, -1.0, 0.0], [0.0]),
+               ([1.0, 1.0], [-1.0, -2.0, -3.0], [0.5]), ([0.0, -0.5], [0.5, 0.0, 2.0], [-0.5])]
+    stack = [torch.tensor([[m[i] for m in members[:3]], [m[i] for m in members[3:]]],
+                          dtype=torch.float64) for i in range(3)]
+    r = fns[risk](*stack)
+    assert r.value.shape == r.corrected.shape == (2, 3) and r.corrected.dtype == torch.bool
+    for k, m in enumerate(members):
+        one = fns[risk](*(torch.tensor(v, dtype=torch.float64) for v in m))
+        for field in ("value", "objective", "positive", "negative", "corrected"):
+            assert getattr(r, field)[k // 3, k % 3].tolist() == pytest.approx(getattr(one, field).tolist())
+
+
+def test_unbiased_and_pn_risks_never_report_a_correction():
+    for r in (upu_risk(leaf(NEGATIVE[0]), leaf(NEGATIVE[1]), PRIOR),
+              pn_risk(leaf(NEGATIVE[0]), leaf(NEGATIVE[1]), PRIOR)):
+        assert r.corrected.dtype == torch.bool and r.corrected.shape == () and not bool(r.corrected)
+
+
+def test_pn_risk_defaults_to_logistic_loss_and_reports_its_negative_part():
+    r = pn_risk(leaf(PLAIN[0]), leaf(PLAIN[1]), PRIOR)
+    ell = HAND["logistic"][0]
+    assert_close(float(r.negative), (1 - PRIOR) * sum(ell(-g) for g in PLAIN[1]) / 3)
+    assert_close(float(r.value), float(pn_risk(leaf(PLAIN[0]), leaf(PLAIN[1]), PRIOR, "logistic").value))
+
+
+def test_padded_s_entries_are_masked_out():
+    """A padded S batch [s, pad] with mask [1, 0] gives the risk of S = [s] alone."""
+    gp, gu = torch.tensor([PLAIN[0]] * 2), torch.tensor([PLAIN[1]] * 2)
+    g_s = torch.tensor([[0.7, -3.0], [0.7, 0.2]])
+    mask = torch.tensor([[1.0, 0.0], [1.0, 1.0]])
+    r = aapu_risk(gp, gu, g_s, PRIOR, s_mask=mask)
+    assert float(r.positive[0]) == pytest.approx(float(aapu_risk(gp[0], gu[0], g_s[0, :1], PRIOR).positive))
+    assert float(r.positive[1]) == pytest.approx(float(aapu_risk(gp[1], gu[1], g_s[1], PRIOR).positive))
+
+
+def test_naive_risk_passes_gamma_on():
+    gp, gu, gs = leaf(NEGATIVE[0]), leaf(NEGATIVE[1]), leaf([0.7])
+    r = naive_risk(gp, gu, gs, PRIOR, gamma=0.25)
+    assert bool(r.corrected)
+    assert_close(float(r.objective.detach()), -0.25 * float(r.negative))
