@@ -1,6 +1,7 @@
 """Device-side test metrics agree with scikit-learn."""
 import math
 
+import pytest
 import torch
 from sklearn.metrics import roc_auc_score
 
@@ -26,3 +27,16 @@ def test_zero_one_error_counts_sign_disagreements():
     scores = torch.tensor([[0.5, -0.2, 0.0, 2.0], [1.0, 1.0, 1.0, 1.0]])
     labels = torch.tensor([[1, -1, 1, -1], [1, 1, -1, -1]])
     assert zero_one_error(scores, labels).tolist() == [0.5, 0.5]       # g = 0 counts as −1
+
+
+def test_zero_one_error_of_one_model_and_zero_one_labels():
+    scores = torch.tensor([2.0, 1.0, -1.0, -3.0, 0.5])
+    assert float(zero_one_error(scores, torch.tensor([1, -1, -1, -1, 1]))) == 0.2     # 1 of 5 wrong
+    assert float(zero_one_error(scores, torch.tensor([1, 0, 0, 0, 1]))) == 0.2        # label 0 is negative
+
+
+def test_auc_treats_label_zero_as_negative():
+    scores = torch.tensor([0.9, 0.1, 0.4, 0.8, 0.3])
+    labels = torch.tensor([1, 0, 0, 1, 1])
+    assert roc_auc_score(labels, scores) == pytest.approx(5 / 6)
+    assert float(roc_auc(scores, labels)) == pytest.approx(5 / 6, abs=1e-15)
