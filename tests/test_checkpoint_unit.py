@@ -1,0 +1,180 @@
+"""Checkpoint files without training: save, load, fingerprints, paths and refusals."""
+import hashlib
+import os
+import pathlib
+from dataclasses import replace
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from pusupport import checkpoint
+from pusupport.config import TrainConfig
+from pusupport.sparse import SparseRows
+
+CFG = TrainConfig(method="aapu", epochs=6, select_from=3, lr=1e-3, checkpoint_dir="unused")
+
+
+def data(name="synthetic", x_p=((1.0, 2.0), (3.0, 4.5)), n_u=5, prior=0.4):
+    return SimpleNamespace(name=name, x_p=torch.tensor(x_p), x_u=torch.zeros(n_u, 2), prior=prior)
+
+
+def test_code_version_is_16_hex_digits_of_the_sources_in_sorted_order(monkeypatch):
+    version = checkpoint.code_version()
+    assert len(version) == 16 and int(version, 16) >= 0
+    assert version == checkpoint.code_version()
+    assert version != hashlib.sha256().hexdigest()[:16]       # the sources were hashed
+    listing = pathlib.Path.rglob
+    monkeypatch.setattr(pathlib.Path, "rglob", lambda self, pattern: reversed(sorted(listing(self, pattern))))
+    assert checkpoint.code_version() == version                # independent of listing order
+
+
+def test_code_version_hashes_only_python_sources(monkeypatch):
+    seen = []
+    listing = pathlib.Path.rglob
+    monkeypatch.setattr(pathlib.Path, "rglob", lambda self, pattern: seen.append(pattern) or listing(self, pattern))
+    checkpoint.code_version()
+    assert seen == ["*.py"]
+
+
+def test_path_for_names_method_and_seeds():
+    cfg = replace(CFG, checkpoint_dir="/tmp/ckpts", method="nnpu")
+    assert checkpoint.path_for(cfg, [3, 1, 20]) == pathlib.Path("/tmp/ckpts/nnpu-seeds3_1_20.pt")
+    assert checkpoint.path_for(cfg, [7]) == pathlib.Path("/tmp/ckpts/nnpu-seeds7.pt")
+
+
+def test_fingerprint_holds_settings_code_seeds_and_data():
+    fp = checkpoint.fingerprint(CFG, [data(), data(prior=0.3, n_u=7)], (4, 5))
+    assert fp["code"] == checkpoint.code_version()
+    assert fp["seeds"] == [4, 5]
+    assert fp["data"] == [{"name": "synthetic", "n_p": 2, "n_u": 5, "prior": 0.4, "x_p_sum": 10.5},
+                          {"name": "synthetic", "n_p": 2, "n_u": 7, "prior": 0.3, "x_p_sum": 10.5}]
+    assert fp["config"]["lr"] == 1e-3 and fp["config"]["method"] == "aapu"
+    assert fp["config"]["model"] == {"name": "mlp", "width": 1.0, "dropout": None, "activation": None}
+    assert set(fp) == {"config", "code", "seeds", "data"}
+
+
+def test_runtime_settings_do_not_enter_the_fingerprint():
+    fp = checkpoint.fingerprint(CFG, [data()], [0])
+    assert not {"progress", "checkpoint_dir", "checkpoint_every", "device", "seed"} & set(fp["config"])
+    other = replace(CFG, progress=False, checkpoint_dir="elsewhere", checkpoint_every=3,
+                    device="cpu", seed=9)
+    assert checkpoint.fingerprint(other, [data()], [0]) == fp
+    assert checkpoint.fingerprint(replace(CFG, epochs=7), [data()], [0]) != fp
+
+
+def test_sparse_positives_are_summed_over_their_values():
+    x_p = SparseRows(torch.tensor([0, 1, 3]), torch.tensor([0, 1, 2]), torch.tensor([1.5, 2.0, 4.0]), 4)
+    d = SimpleNamespace(name="20news", x_p=x_p, x_u=torch.zeros(3, 4), prior=0.44)
+    assert checkpoint.fingerprint(CFG, [d], [0])["data"] == [
+        {"name": "20news", "n_p": 2, "n_u": 3, "prior": 0.44, "x_p_sum": 7.5}]
+
+
+def test_save_then_load_round_trips_and_leaves_no_temporary_file(tmp_path):
+    path = tmp_path / "new" / "deeper" / "aapu-seeds0.pt"
+    expected = checkpoint.fingerprint(CFG, [data()], [0])
+    state = {"fingerprint": expected, "epoch": 5, "weights": torch.arange(4.0)}
+    checkpoint.save(path, state)
+    checkpoint.save(path, {**state, "epoch": 6})                      # overwrite in place
+    assert os.listdir(path.parent) == ["aapu-seeds0.pt"]
+    got = checkpoint.load(path, expected)
+    assert got["epoch"] == 6 and torch.equal(got["weights"], torch.arange(4.0))
+
+
+def test_save_writes_through_a_hidden_file_beside_the_target_and_closes_it(tmp_path, monkeypatch):
+    path = tmp_path / "run.pt"
+    written, real_save = [], torch.save
+    monkeypatch.setattr(torch, "save", lambda obj, f: written.append(f) or real_save(obj, f))
+    fds = len(os.listdir("/proc/self/fd"))
+    checkpoint.save(path, {"epoch": 1})
+    assert len(os.listdir("/proc/self/fd")) == fds                    # no descriptor left open
+    tmp = pathlib.Path(written[0])
+    assert tmp.parent == tmp_path and tmp.name.startswith(".run.pt.")
+    assert not tmp.exists() and path.exists()
+
+
+def test_failed_save_keeps_the_previous_checkpoint_and_no_temporary_file(tmp_path, monkeypatch):
+    path = tmp_path / "run.pt"
+    checkpoint.save(path, {"epoch": 1})
+
+    def fail(obj, f):
+        pathlib.Path(f).write_bytes(b"partial")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(torch, "save", fail)
+    with pytest.raises(OSError, match="disk full"):
+        checkpoint.save(path, {"epoch": 2})
+    assert os.listdir(tmp_path) == ["run.pt"]
+    assert torch.load(path, weights_only=False) == {"epoch": 1}
+
+
+def test_missing_checkpoint_loads_as_none(tmp_path):
+    assert checkpoint.load(tmp_path / "absent.pt", {}) is None
+
+
+def test_truncated_checkpoint_names_its_path_and_says_delete_it(tmp_path):
+    path = tmp_path / "aapu-seeds0.pt"
+    checkpoint.save(path, {"fingerprint": {}, "epoch": 3, "big": torch.zeros(1000)})
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(ValueError) as err:
+        checkpoint.load(path, {})
+    assert str(err.value).startswith(f"checkpoint {path} cannot be read (")
+    assert str(err.value).endswith("): it is truncated or not a checkpoint. Delete it to start afresh.")
+    assert err.value.__cause__ is not None
+
+
+def test_non_checkpoint_file_names_the_error_type(tmp_path):
+    path = tmp_path / "notes.pt"
+    path.write_text("not a checkpoint")
+    with pytest.raises(ValueError, match=r"cannot be read \(UnpicklingError\)"):
+        checkpoint.load(path, {})
+
+
+def _refusal(tmp_path, old, new):
+    path = tmp_path / "c.pt"
+    checkpoint.save(path, {"fingerprint": old})
+    with pytest.raises(ValueError) as err:
+        checkpoint.load(path, new)
+    return str(err.value).replace(str(path), "PATH")
+
+
+def test_other_settings_are_named_in_sorted_order(tmp_path):
+    old = checkpoint.fingerprint(CFG, [data()], [0])
+    new = checkpoint.fingerprint(replace(CFG, lr=5e-4, beta=0.1), [data()], [0])
+    assert _refusal(tmp_path, old, new) == (
+        "checkpoint PATH was made with different settings ['beta', 'lr']: refusing to resume it. "
+        "Delete it, or pass another checkpoint_dir, to start afresh.")
+
+
+def test_a_setting_present_on_one_side_only_is_named(tmp_path):
+    old = checkpoint.fingerprint(CFG, [data()], [0])
+    new = {**old, "config": {**old["config"], "extra": 1}}
+    assert "different settings ['extra']" in _refusal(tmp_path, old, new)
+    assert "different settings ['extra']" in _refusal(tmp_path, new, old)
+
+
+def test_other_code_is_named_before_other_data(tmp_path):
+    old = checkpoint.fingerprint(CFG, [data()], [0])
+    new = {**checkpoint.fingerprint(CFG, [data(prior=0.3)], [0]), "code": "edited"}
+    assert _refusal(tmp_path, old, new) == (
+        "checkpoint PATH was made with different pusupport code: refusing to resume it. "
+        "Delete it, or pass another checkpoint_dir, to start afresh.")
+
+
+@pytest.mark.parametrize("change", [dict(prior=0.3), dict(n_u=6), dict(x_p=((1.0, 2.0), (3.0, 4.0)))])
+def test_other_data_is_named(tmp_path, change):
+    old = checkpoint.fingerprint(CFG, [data()], [0])
+    new = checkpoint.fingerprint(CFG, [data(**change)], [0])
+    assert _refusal(tmp_path, old, new).startswith("checkpoint PATH was made with different data: ")
+
+
+def test_other_seeds_are_refused(tmp_path):
+    old = checkpoint.fingerprint(CFG, [data()], [0])
+    assert "different data" in _refusal(tmp_path, old, checkpoint.fingerprint(CFG, [data()], [1]))
+
+
+def test_matching_checkpoint_is_returned_whole(tmp_path):
+    fp = checkpoint.fingerprint(CFG, [data()], [0])
+    path = tmp_path / "c.pt"
+    checkpoint.save(path, {"fingerprint": fp, "epoch": 4})
+    assert checkpoint.load(path, checkpoint.fingerprint(CFG, [data()], [0])) == {"fingerprint": fp, "epoch": 4}
