@@ -1,9 +1,11 @@
 """aaPU selection (Algorithm 1, lines 7–9)."""
+import math
+
 import pytest
 import torch
 from torch import nn
 
-from pusupport.selection import SelectedSet, top_losses, unlabeled_losses
+from pusupport.selection import SelectedSet, top_k_purity, top_losses, unlabeled_losses
 
 
 def test_picks_the_true_top_n():
@@ -91,3 +93,98 @@ def test_nan_scores_raise():
     model = nn.Sequential(nn.Linear(1, 1), nn.Flatten(0))
     with pytest.raises(FloatingPointError, match="NaN"):
         unlabeled_losses(model, torch.tensor([[float("nan")]]))
+
+
+def test_losses_default_to_the_logistic_loss_and_nan_message_is_exact():
+    from pusupport.selection import negative_losses
+    scores = torch.tensor([-2.0, 0.0, 3.0])
+    assert torch.equal(negative_losses(scores), nn.functional.softplus(scores))
+    model = nn.Sequential(nn.Linear(1, 1), nn.Flatten(0))
+    x = torch.randn(7, 1)
+    with torch.no_grad():
+        assert torch.equal(unlabeled_losses(model, x), nn.functional.softplus(model(x)))
+    with pytest.raises(FloatingPointError) as err:
+        negative_losses(torch.tensor([0.0, float("nan")]))
+    assert str(err.value) == ("the model produced NaN scores on U: training diverged — lower the "
+                              "learning rate or check the inputs for NaN")
+
+
+def test_scoring_defaults_to_4096_rows_at_a_time_in_full_precision():
+    model = Spy().eval()
+    sizes = []
+    model.register_forward_pre_hook(lambda m, args: sizes.append(len(args[0])))
+    x = torch.randn(4097, 1)
+    unlabeled_losses(model, x)
+    assert sizes == [4096, 1]
+    lin = nn.Sequential(nn.Linear(3, 1), nn.Flatten(0))
+    x = torch.randn(50, 3)
+    with torch.no_grad():
+        exact = nn.functional.softplus(lin(x))
+    assert torch.equal(unlabeled_losses(lin, x), exact)                    # no bfloat16 autocast
+    assert not torch.equal(unlabeled_losses(lin, x, amp=True), exact)      # amp is passed on
+
+
+def test_zero_picks_nothing():
+    assert top_losses(torch.tensor([0.3, 0.1]), 0, torch.ones(2, dtype=torch.bool)).tolist() == []
+    s = SelectedSet(3)
+    assert s.update(torch.tensor([0.3, 0.1, 0.2]), 0, epoch=1).tolist() == [] and len(s) == 0
+
+
+def test_many_ties_keep_index_order():
+    losses = torch.randint(0, 3, (200_000,), generator=torch.Generator().manual_seed(0)).float()
+    picked = top_losses(losses, 100_000, torch.ones_like(losses, dtype=torch.bool))
+    twos = (losses == 2).nonzero().reshape(-1)
+    ones = (losses == 1).nonzero().reshape(-1)
+    assert torch.equal(picked, torch.cat([twos, ones])[:100_000])
+
+
+def test_ineligible_points_are_never_picked_even_with_too_few_eligible():
+    losses = torch.tensor([float("-inf"), 5.0, 1.0, 2.0])
+    eligible = torch.tensor([True, False, True, False])
+    assert top_losses(losses, 3, eligible).tolist() == [2, 0]
+
+
+def test_selected_set_lives_on_the_device_of_its_labelled_mask():
+    s = SelectedSet(4, labeled=torch.zeros(4, dtype=torch.bool, device="meta"))
+    assert s.mask.device.type == "meta" and s.labeled.device.type == "meta"
+    fresh = SelectedSet(4)
+    assert fresh.labeled.tolist() == [False] * 4 and fresh.mask.tolist() == [False] * 4
+    assert math.isnan(fresh.purity)
+
+
+def test_picks_record_rank_loss_and_unknown_labels():
+    s = SelectedSet(4)
+    s.update(torch.tensor([0.25, 0.75, 0.5, 0.0]), 2, epoch=3)
+    assert s.picks == [{"epoch": 3, "rank": 0, "index": 1, "new": True, "loss": 0.75, "true_label": None},
+                       {"epoch": 3, "rank": 1, "index": 2, "new": True, "loss": 0.5, "true_label": None}]
+    assert math.isnan(s.purity)
+
+
+def test_state_dict_round_trip_restores_s_and_its_log():
+    s = SelectedSet(5, true_labels=torch.tensor([1, -1, 1, 1, -1]))
+    s.update(torch.tensor([0.9, 0.8, 0.1, 0.2, 0.3]), 2, epoch=1)
+    state = s.state_dict()
+    assert set(state) == {"mask", "picks"} and state["mask"].tolist() == [True, True, False, False, False]
+    s.update(torch.tensor([0.0, 0.0, 0.9, 0.0, 0.0]), 1, epoch=2)       # changes after saving
+    assert state["mask"].tolist() == [True, True, False, False, False] and len(state["picks"]) == 2
+    restored = SelectedSet(5, true_labels=torch.tensor([1, -1, 1, 1, -1]))
+    restored.load_state_dict(state)
+    assert restored.indices.tolist() == [0, 1] and restored.purity == 0.5
+    assert restored.picks == state["picks"] and restored.picks is not state["picks"]
+    restored.update(torch.tensor([0.0, 0.0, 0.0, 0.9, 0.0]), 1, epoch=2)
+    assert len(state["picks"]) == 2 and restored.indices.tolist() == [0, 1, 3]
+
+
+def test_state_is_loaded_onto_the_sets_device():
+    s = SelectedSet(3, labeled=torch.zeros(3, dtype=torch.bool, device="meta"))
+    s.load_state_dict({"mask": torch.tensor([True, False, False]), "picks": ()})
+    assert s.mask.device.type == "meta" and s.picks == []
+
+
+def test_top_k_purity():
+    losses = torch.tensor([0.9, 0.8, 0.7, 0.1])
+    labels = torch.tensor([1, -1, 1, 1])
+    assert top_k_purity(losses, labels, 2) == 0.5
+    assert top_k_purity(losses, labels, 3) == pytest.approx(2 / 3)
+    assert top_k_purity(losses, labels, 2, eligible=torch.tensor([True, False, True, True])) == 1.0
+    assert math.isnan(top_k_purity(losses, labels, 0))
