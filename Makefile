@@ -1,5 +1,6 @@
 # Quick start:  make book   (set-up, execute every page, render the book)
 #               make test   (set-up, unit tests, smoke-run every page, nbval, book build)
+#               make mutation (mutation testing of the core modules: bench/mutation.json)
 PYTHON   ?= python3
 VENV     ?= .venv
 BIN      := $(VENV)/bin
@@ -16,7 +17,7 @@ FMNIST   ?= /usr/share/datasets/fashion-mnist
 MATHJAX  := book/_static/mathjax/tex-chtml.js
 SMOKE    := build/smoke
 
-.PHONY: setup data book test bench clean
+.PHONY: setup data book test bench mutation clean
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -69,5 +70,15 @@ test: setup data
 bench: setup data
 	PUSUPPORT_DATA=$(DATA_DIR) TQDM_DISABLE=1 $(PY) bench/run.py --data-dir $(DATA_DIR)
 
+# Mutation testing (not a test): each core module against its own fast tests, one
+# core, with mutmut 3 (the `mutation` extra); writes bench/mutation.json.
+mutation: export OMP_NUM_THREADS = 1
+mutation: export MKL_NUM_THREADS = 1
+mutation: export TQDM_DISABLE = 1
+mutation: setup
+	$(PY) -c "import importlib.metadata as m; assert m.version('mutmut') == '3.8.1'" 2>/dev/null \
+	  || $(BIN)/pip install -q -e '.[mutation]'
+	$(PY) bench/mutation.py
+
 clean:
-	rm -rf build book/_build book/pages results
+	rm -rf build book/_build book/pages results mutants
