@@ -5,6 +5,7 @@ import pathlib
 from dataclasses import replace
 from types import SimpleNamespace
 
+import numpy as np
 import pytest
 import torch
 
@@ -106,6 +107,17 @@ def test_failed_save_keeps_the_previous_checkpoint_and_no_temporary_file(tmp_pat
         checkpoint.save(path, {"epoch": 2})
     assert os.listdir(tmp_path) == ["run.pt"]
     assert torch.load(path, weights_only=False) == {"epoch": 1}
+
+
+def test_history_with_numpy_values_and_rng_states_loads(tmp_path):
+    """A run's history rows may hold numpy numbers; they must load back (not weights-only)."""
+    path = tmp_path / "run.pt"
+    state = {"fingerprint": {}, "history": [[{"epoch": 1, "test_error": np.float64(0.25)}]],
+             "rng": np.random.default_rng(0).bit_generator.state, "u_losses": [{1: np.arange(3.0)}]}
+    checkpoint.save(path, state)
+    got = checkpoint.load(path, {})
+    assert got["history"] == state["history"] and got["rng"] == state["rng"]
+    assert np.array_equal(got["u_losses"][0][1], np.arange(3.0))
 
 
 def test_missing_checkpoint_loads_as_none(tmp_path):

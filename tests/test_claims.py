@@ -41,6 +41,12 @@ def test_summarize_counts_distinct_seeds_and_takes_the_asked_metrics():
                                                                   "std": pytest.approx(0.1)}}}
 
 
+def test_summarize_std_of_two_seeds():
+    out = summarize(history([("m", 0, 1, 0.1, 0.5), ("m", 1, 1, 0.3, 0.5)]))
+    assert out["m"]["test_error"] == {"mean": pytest.approx(0.2), "std": pytest.approx(0.02 ** 0.5)}
+    assert out["m"]["test_auc"] == {"mean": 0.5, "std": 0.0}
+
+
 def test_summarize_ignores_methods_missing_at_the_last_epoch():
     h = history([("a", 0, 5, 0.1, 0.9), ("b", 0, 4, 0.2, 0.8)])
     assert list(summarize(h)) == ["a"]
@@ -71,14 +77,16 @@ def test_failed_atomic_write_keeps_the_old_file_and_removes_the_temporary(tmp_pa
     names = []
 
     def fail(src, dst):
-        names.append(os.path.basename(src))
+        names.append(src)
         raise KeyboardInterrupt
 
     monkeypatch.setattr(records.os, "replace", fail)
     with pytest.raises(KeyboardInterrupt):
         atomic_write_text(path, "new")
     assert os.listdir(tmp_path) == ["b.txt"] and path.read_text() == "old"
-    assert names[0].startswith(".b.txt.")
+    # the temporary file is a hidden one beside the target (same file system: atomic rename)
+    assert os.path.dirname(names[0]) == str(tmp_path)
+    assert os.path.basename(names[0]).startswith(".b.txt.")
 
 
 def test_summary_table_shows_mean_and_std_to_four_places():
@@ -180,8 +188,10 @@ def test_memorisation_claim():
 
 
 def purity_history(last):
+    """Purity is recorded at epochs 1 and 2; test error (eval_every=3) at epoch 3 only."""
     return pd.DataFrame({"method": ["nnPU, logistic loss"] * 3 + ["nnPU, sigmoid loss"],
-                         "epoch": [1, 2, 3, 4], "top_k_purity": [0.1, last, None, 0.0]})
+                         "epoch": [1, 2, 3, 4], "top_k_purity": [0.1, last, None, 0.0],
+                         "test_error": [None, None, 0.3, 0.2]})
 
 
 def test_purity_claim():
@@ -275,6 +285,16 @@ def test_verdict_for_a_page(tmp_path):
     assert verdict_for(tmp_path, "prior") == (
         f"**Claim:** {CLAIMS[-1].claim}  \n**Measured (— profile):** — (page not executed)  \n"
         "**Verdict:** not run here")
+
+
+def test_verdict_for_a_page_with_two_claims(tmp_path, monkeypatch):
+    write_page(tmp_path, "here", HISTORY, status="run", profile="p")
+    monkeypatch.setattr(claims, "CLAIMS", [Claim("first", "here", lambda s, h: ("m1", True)),
+                                           Claim("other", "there", lambda s, h: ("m0", True)),
+                                           Claim("second", "here", lambda s, h: ("m2", False))])
+    assert verdict_for(tmp_path, "here") == (
+        "**Claim:** first  \n**Measured (p profile):** m1  \n**Verdict:** reproduced\n\n"
+        "**Claim:** second  \n**Measured (p profile):** m2  \n**Verdict:** not reproduced")
 
 
 def test_every_claim_names_a_distinct_check_and_the_folders_the_pages_write():

@@ -188,3 +188,4 @@ def test_top_k_purity():
     assert top_k_purity(losses, labels, 3) == pytest.approx(2 / 3)
     assert top_k_purity(losses, labels, 2, eligible=torch.tensor([True, False, True, True])) == 1.0
     assert math.isnan(top_k_purity(losses, labels, 0))
+    assert top_k_purity(losses, torch.tensor([1, 0, 1, 1]), 2) == 0.5       # label 0 is negative
