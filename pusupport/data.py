@@ -67,9 +67,12 @@ class LabeledData:
 # ---------------------------------------------------------------- the PU construction
 
 def resolve_classes(patterns, classes) -> list[int]:
-    """Class indices matching ``patterns`` (names or shell patterns such as 'sci.*')."""
+    """Class indices matching ``patterns`` (names, shell patterns such as 'sci.*', or ints
+    that name integer class folders such as '0', '2')."""
+    if isinstance(patterns, (str, int)):
+        patterns = [patterns]
     found, unknown = set(), []
-    for pat in patterns:
+    for pat in (str(p) for p in patterns):
         hits = [i for i, c in enumerate(classes) if fnmatch.fnmatchcase(c, pat)]
         found.update(hits) if hits else unknown.append(pat)
     if unknown:
@@ -92,6 +95,16 @@ def make_pu(name: str, data: LabeledData, positive, n_labeled: int = 1000, seed:
     y_test = torch.where(torch.isin(data.y_test, pos), 1, -1)
     gen = torch.Generator().manual_seed(seed)
     train_p = (y_train > 0).nonzero().reshape(-1)
+    names = [data.classes[i] for i in pos.tolist()]
+    if len(train_p) == 0:
+        raise ValueError(f"{name}: the positive class(es) {names} have no training examples: "
+                         "check positive_classes, or the class folders' contents")
+    if len(train_p) == len(y_train):
+        raise ValueError(f"{name}: every training example is in a positive class {names}: PU "
+                         "learning needs negatives among the unlabelled data — name fewer "
+                         "positive classes (or add a negative class)")
+    check_finite(name, "training", data.x_train)
+    check_finite(name, "test", data.x_test)
     if not 0 < n_labeled <= len(train_p):
         raise ValueError(f"{name}: n_labeled={n_labeled} must be between 1 and the "
                          f"{len(train_p)} training positives")
@@ -122,16 +135,33 @@ def _features(x):
     return x.float().div_(255) if torch.is_tensor(x) and x.dtype == torch.uint8 else x
 
 
-def from_arrays(x, labeled_index, x_test=None, y_test=None, prior: float = 0.5,
+def check_finite(name: str, part: str, x) -> None:
+    """Refuse NaN or infinite features, naming how many rows hold them."""
+    values = x if torch.is_tensor(x) else getattr(x, "val", None)
+    if values is None or not values.is_floating_point() or len(values) == 0:
+        return
+    bad = ~torch.isfinite(values)
+    if bad.any():
+        rows = int(bad.reshape(len(values), -1).any(1).sum()) if torch.is_tensor(x) else "some"
+        raise ValueError(f"{name}: {rows} {part} row(s) hold NaN or inf values: remove or impute "
+                         "them before training")
+
+
+def from_arrays(x, labeled_index, x_test=None, y_test=None, prior: float | None = None,
                 u_truth=None, name: str = "own data") -> PUData:
     """PU data from your own features: rows ``labeled_index`` of ``x`` are the labelled
     positives, all other rows are unlabelled.
 
-    ``prior`` is π of the unlabelled rows (estimate it with :mod:`pusupport.prior`);
+    ``prior`` (required) is π of the unlabelled rows — estimate it with
+    :func:`pusupport.prior.estimate_prior` if you do not know it;
     ``x_test``/``y_test`` (±1) are optional — without them test metrics are NaN;
     ``u_truth`` (±1 per unlabelled row), if known, only feed diagnostics.
     """
+    if prior is None:
+        raise ValueError("from_arrays needs prior=π, the positive fraction of the unlabelled rows: "
+                         "estimate it with pusupport.prior.estimate_prior(x_p, x_u)")
     x = torch.as_tensor(x, dtype=torch.float32)
+    check_finite(name, "training", x)
     labeled = torch.zeros(len(x), dtype=torch.bool)
     labeled[torch.as_tensor(labeled_index, dtype=torch.long)] = True
     x_u = x[~labeled]
@@ -139,6 +169,7 @@ def from_arrays(x, labeled_index, x_test=None, y_test=None, prior: float = 0.5,
                 else torch.as_tensor(u_truth).long())
     x_test = x[:0] if x_test is None else torch.as_tensor(x_test, dtype=torch.float32)
     y_test = torch.zeros(0, dtype=torch.long) if y_test is None else torch.as_tensor(y_test).long()
+    check_finite(name, "test", x_test)
     return PUData(name, x[labeled], x_u, u_truth, torch.zeros(len(x_u), dtype=torch.bool),
                   x_test, y_test, prior)
 

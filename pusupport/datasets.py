@@ -7,7 +7,6 @@ decodes once, and caches the decoded tensors under ``<data_dir>/cache``.
 """
 from __future__ import annotations
 
-import hashlib
 import gzip
 import os
 import pickle
@@ -20,7 +19,6 @@ import numpy as np
 import torch
 
 from .data import LabeledData, PUData, from_arrays, make_pu, resolve_classes  # noqa: F401 (re-exported)
-from .progress import progress
 from .sparse import SparseRows
 
 ENV_VAR = "PUSUPPORT_DATA"
@@ -81,79 +79,18 @@ def _cached(root: Path, key: str, signature: dict, build):
     return data
 
 
-# ---------------------------------------------------------------- image folders
-
-IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".tif", ".tiff", ".webp")
-
-
-def _list_images(folder: Path):
-    classes = sorted(d.name for d in folder.iterdir() if d.is_dir())
-    files, labels = [], []
-    for k, c in enumerate(classes):
-        items = sorted(p for p in (folder / c).iterdir() if p.suffix.lower() in IMAGE_EXTENSIONS)
-        files += items
-        labels += [k] * len(items)
-    return classes, files, labels
-
-
-def _files_digest(folder: Path, files) -> str:
-    """A digest of every file's class folder, name, size and modification time: moving,
-    renaming, replacing or adding an image changes it (and so rebuilds the cache)."""
-    digest = hashlib.sha1()
-    for f in files:
-        st = f.stat()
-        digest.update(f"{f.relative_to(folder)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
-
-
-def _decode_images(files, image_size=None) -> torch.Tensor:
-    from torchvision.io import ImageReadMode, decode_image
-    from torchvision.transforms.functional import resize
-    out = []
-    for f in progress(files, desc="decoding images", leave=False, mininterval=1):
-        with warnings.catch_warnings():   # torchvision 0.29 announces a move to torchcodec
-            warnings.simplefilter("ignore", DeprecationWarning)
-            img = decode_image(torch.frombuffer(bytearray(f.read_bytes()), dtype=torch.uint8),
-                               mode=ImageReadMode.RGB)
-        if image_size is not None and tuple(img.shape[1:]) != tuple(image_size):
-            img = resize(img, list(image_size), antialias=True)
-        out.append(img)
-    shapes = {tuple(i.shape) for i in out}
-    if len(shapes) > 1:
-        raise ValueError(f"images have different sizes {sorted(shapes)[:3]}…: pass image_size=(H, W)")
-    return torch.stack(out)
-
-
-def load_image_folder(path, image_size=None, data_dir=None) -> LabeledData:
-    """An ImageFolder layout ``path/{train,test}/<class>/<image>`` as uint8 tensors.
-
-    Decoded once and cached under ``<data_dir>/cache``.
-    """
-    path = Path(path)
-    if not (path / "train").is_dir() or not (path / "test").is_dir():
-        raise DatasetNotFoundError(f"image folder {path}", path, ["train/<class>/*", "test/<class>/*"],
-                                   "nothing (an image folder is yours to provide)",
-                                   "expected train/ and test/ sub-folders with one folder per class")
-    listed = {split: _list_images(path / split) for split in ("train", "test")}
-    if listed["train"][0] != listed["test"][0]:
-        raise ValueError(f"{path}: train and test have different class folders")
-    signature = {"path": str(path.resolve()), "image_size": image_size,
-                 **{split: _files_digest(path / split, v[1]) for split, v in listed.items()}}
-    key = "imagefolder-" + hashlib.sha1(signature["path"].encode()).hexdigest()[:12]
-
-    def build():
-        return {split: (_decode_images(files, image_size), torch.tensor(labels))
-                for split, (_, files, labels) in listed.items()}
-    data = _cached(data_root(data_dir), key, signature, build)
-    return LabeledData(*data["train"], *data["test"], listed["train"][0])
-
-
 # ---------------------------------------------------------------- CIFAR
 
 CIFAR10_POSITIVE = ["airplane", "automobile", "ship", "truck"]
 CIFAR100_POSITIVE = ["aquatic_mammals", "fish", "insects", "large_carnivores",
                      "large_omnivores_and_herbivores", "medium_mammals",
                      "non-insect_invertebrates", "people", "reptiles", "small_mammals"]
+
+
+def load_image_folder(path, image_size=None, data_dir=None, skip_unreadable: bool = False):
+    """See :func:`pusupport.images.load_image_folder` (re-exported here)."""
+    from .images import load_image_folder as load
+    return load(path, image_size, data_dir, skip_unreadable)
 
 
 def _unpickle(path: Path) -> dict:

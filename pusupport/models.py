@@ -32,7 +32,7 @@ class SyntheticMLP(nn.Module):
         return list(self.net)
 
     def forward(self, x):
-        return self.net(x).squeeze(-1)
+        return self.net(x.flatten(1) if x.dim() > 2 else x).squeeze(-1)
 
 
 def _conv(c_in, c_out, k=3, stride=1, padding=1, act=None):
@@ -46,18 +46,22 @@ class KiryoCNN(nn.Module):
     3×3 convs 3→96, 96→96, 96→96/2, 96→192, 192→192, 192→192/2, 192→192; 1×1 convs
     192→192, 192→10; each conv + BatchNorm + ReLU; flatten 640 → fc 1000 → fc 1000
     → fc 1 with ReLU between. ``dropout`` (the aaPU paper uses 0.5) acts on the
-    input of each of the three fully-connected layers.
+    input of each of the three fully-connected layers. Other image sizes and channel
+    counts (``image_size``, ``in_channels``) change the first convolution and the
+    flattened size only (10 · ⌈H/4⌉ · ⌈W/4⌉).
     """
 
-    def __init__(self, width: float = 1.0, dropout: float = 0.0):
+    def __init__(self, width: float = 1.0, dropout: float = 0.0, in_channels: int = 3,
+                 image_size=(32, 32)):
         super().__init__()
         a, b, f = _w(96, width), _w(192, width), _w(1000, width)
+        h, w = (-(-n // 4) for n in image_size)
         self.features = nn.Sequential(
-            *_conv(3, a), *_conv(a, a), *_conv(a, a, stride=2),
+            *_conv(in_channels, a), *_conv(a, a), *_conv(a, a, stride=2),
             *_conv(a, b), *_conv(b, b), *_conv(b, b, stride=2), *_conv(b, b),
             *_conv(b, b, k=1, padding=0), *_conv(b, 10, k=1, padding=0), nn.Flatten())
         self.classifier = nn.Sequential(
-            nn.Dropout(dropout), nn.Linear(640, f), nn.ReLU(),
+            nn.Dropout(dropout), nn.Linear(10 * h * w, f), nn.ReLU(),
             nn.Dropout(dropout), nn.Linear(f, f), nn.ReLU(),
             nn.Dropout(dropout), nn.Linear(f, 1))
 
@@ -79,7 +83,7 @@ class CoTeachingCNN(nn.Module):
     ``model.eval()`` here, whereas the original applies it at test time too.
     """
 
-    def __init__(self, width: float = 1.0, dropout: float = 0.25):
+    def __init__(self, width: float = 1.0, dropout: float = 0.25, in_channels: int = 3):
         super().__init__()
         c1, c2, c3, c4, c5 = (_w(n, width) for n in (128, 256, 512, 256, 128))
 
@@ -87,7 +91,7 @@ class CoTeachingCNN(nn.Module):
             return _conv(c_in, c_out, padding=padding, act=nn.LeakyReLU(0.01))
 
         self.features = nn.Sequential(
-            *block(3, c1), *block(c1, c1), *block(c1, c1), nn.MaxPool2d(2), nn.Dropout2d(dropout),
+            *block(in_channels, c1), *block(c1, c1), *block(c1, c1), nn.MaxPool2d(2), nn.Dropout2d(dropout),
             *block(c1, c2), *block(c2, c2), *block(c2, c2), nn.MaxPool2d(2), nn.Dropout2d(dropout),
             *block(c2, c3, 0), *block(c3, c4, 0), *block(c4, c5, 0),
             nn.AdaptiveAvgPool2d(1), nn.Flatten())
@@ -181,6 +185,18 @@ def build_model(model, input_shape=None, **kwargs) -> nn.Module:
     if model not in MODELS:
         raise ValueError(f"unknown model {model!r}: use one of {sorted(MODELS)}")
     cls = MODELS[model]
-    if input_shape is not None and "in_features" in inspect.signature(cls).parameters:
+    takes = inspect.signature(cls).parameters
+    if input_shape is not None and "in_features" in takes:
         kwargs.setdefault("in_features", math.prod(input_shape[1:]))
+    if input_shape is not None and "in_channels" in takes:
+        if len(input_shape) != 4:
+            raise ValueError(f"model {model!r} takes images (N, C, H, W); these inputs have shape "
+                             f"{tuple(input_shape)}: use an MLP ('mlp' or 'news_mlp') for features")
+        kwargs.setdefault("in_channels", input_shape[1])
+        if "image_size" in takes:
+            kwargs.setdefault("image_size", tuple(input_shape[2:]))
+        elif min(input_shape[2:]) < 28:
+            raise ValueError(f"model {model!r} needs images of at least 28×28 (three unpadded "
+                             f"convolutions after two poolings); got {tuple(input_shape[2:])}: "
+                             "use 'kiryo_cnn', or resize with image_size")
     return cls(**kwargs)

@@ -1,0 +1,156 @@
+"""Your own data: greyscale digit-like PNGs in integer-named class folders, any size, and one
+clear error per bad input."""
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from pusupport.data import LabeledData, from_arrays, make_pu
+from pusupport.images import decode_images, load_image_folder
+from pusupport.models import build_model
+from pusupport.saved import load_model, save_model
+from pusupport.config import ModelConfig
+
+
+def shape_image(label: int, rng, size=28) -> np.ndarray:
+    """A noisy greyscale drawing: a bar whose angle and place depend on the class."""
+    img = rng.normal(30, 20, (size, size))
+    c = size // 2
+    for t in np.linspace(-0.4, 0.4, 3 * size):
+        y = int(c + t * size * np.sin(label * 0.6)) % size
+        x = int(c + t * size * np.cos(label * 0.6)) % size
+        img[max(0, y - 1):y + 2, max(0, x - 1):x + 2] = 220 + rng.normal(0, 10)
+    return np.clip(img, 0, 255).astype(np.uint8)
+
+
+def digit_folder(root: Path, classes=range(4), per_class=40, size=28) -> Path:
+    from PIL import Image
+    rng = np.random.default_rng(0)
+    for split, n in (("train", per_class), ("test", per_class // 2)):
+        for k in classes:
+            (root / split / str(k)).mkdir(parents=True, exist_ok=True)
+            for i in range(n):
+                Image.fromarray(shape_image(k, rng, size), mode="L").save(root / split / str(k) / f"{i}.png")
+    return root
+
+
+@pytest.fixture(scope="module")
+def digits(tmp_path_factory):
+    return digit_folder(tmp_path_factory.mktemp("digits") / "digits")
+
+
+def test_greyscale_folder_with_integer_classes(digits, tmp_path):
+    raw = load_image_folder(digits, data_dir=tmp_path)
+    assert raw.classes == ["0", "1", "2", "3"] and raw.x_train.shape == (160, 1, 28, 28)
+    d = make_pu("digits", raw, [0, 2], n_labeled=20)            # ints name integer folders
+    assert d.prior == pytest.approx(0.5) and d.x_p.shape[1:] == (1, 28, 28)
+    model = build_model("kiryo_cnn", d.x_u.shape, width=0.125)   # a CNN for 1×28×28 inputs
+    assert model(d.x_u[:3]).shape == (3,)
+
+
+def test_image_size_int_or_pair_resizes(digits, tmp_path):
+    files = sorted((digits / "train" / "0").glob("*.png"))[:3]
+    assert decode_images(files, 32)[0].shape == (3, 1, 32, 32)
+    assert decode_images(files, (20, 24))[0].shape == (3, 1, 20, 24)
+    with pytest.raises(ValueError, match="image_size must be an int or a pair"):
+        decode_images(files, (20,))
+
+
+def test_a_corrupt_image_is_named(digits, tmp_path):
+    bad = tmp_path / "broken.png"
+    bad.write_bytes((digits / "train" / "0" / "0.png").read_bytes()[:40])      # truncated
+    with pytest.raises(ValueError, match=f"cannot read the image {bad}.*skip_unreadable=True"):
+        decode_images([digits / "train" / "0" / "0.png", bad])
+
+
+def test_a_text_file_named_png_can_be_skipped_and_is_counted(digits, tmp_path):
+    fake = tmp_path / "notes.png"
+    fake.write_text("not an image")
+    good = sorted((digits / "train" / "1").glob("*.png"))[:2]
+    with pytest.raises(ValueError, match=f"cannot read the image {fake}"):
+        decode_images([good[0], fake, good[1]])
+    with pytest.warns(UserWarning, match=r"skipped 1 unreadable file\(s\), e.g. .*notes.png"):
+        images, kept = decode_images([good[0], fake, good[1]], skip_unreadable=True)
+    assert kept == [0, 2] and images.shape[0] == 2
+
+
+def test_mixed_sizes_need_image_size(digits, tmp_path):
+    folder = digit_folder(tmp_path / "mixed", classes=[0, 1], per_class=4)
+    from PIL import Image
+    Image.fromarray(np.zeros((30, 30), np.uint8), mode="L").save(folder / "train" / "1" / "big.png")
+    with pytest.raises(ValueError, match=r"different sizes: 28×28 \(e.g. .*\), 30×30 \(e.g. .*big.png\)"
+                                         r".*pass image_size"):
+        load_image_folder(folder, data_dir=tmp_path)
+    assert load_image_folder(folder, image_size=28, data_dir=tmp_path).x_train.shape[1:] == (1, 28, 28)
+
+
+def toy(classes=("a", "b")):
+    y = torch.arange(40) % len(classes)
+    return LabeledData(torch.rand(40, 3), y, torch.rand(10, 3), torch.arange(10) % len(classes),
+                       list(classes))
+
+
+def test_a_single_class_and_an_empty_positive_class_are_refused():
+    with pytest.raises(ValueError, match="every training example is in a positive class.*negatives"):
+        make_pu("one", toy(("a",)), ["a"], n_labeled=5)
+    empty = toy(("a", "b", "c"))
+    empty.y_train[empty.y_train == 2] = 0                        # class "c" has no images
+    with pytest.raises(ValueError, match=r"positive class\(es\) \['c'\] have no training examples"):
+        make_pu("empty", empty, ["c"], n_labeled=5)
+
+
+def test_nan_or_inf_features_are_refused_with_a_count():
+    data = toy()
+    data.x_train[3, 1] = float("nan")
+    data.x_train[7, 0] = float("inf")
+    with pytest.raises(ValueError, match=r"2 training row\(s\) hold NaN or inf"):
+        make_pu("nan", data, ["b"], n_labeled=5)
+    clean = toy()
+    clean.x_test[0, 0] = float("nan")
+    with pytest.raises(ValueError, match=r"1 test row\(s\) hold NaN or inf"):
+        make_pu("nan", clean, ["b"], n_labeled=5)
+    with pytest.raises(ValueError, match=r"1 training row\(s\) hold NaN"):
+        from_arrays(data.x_train[:4], [0], prior=0.3)
+
+
+def test_from_arrays_needs_a_prior():
+    with pytest.raises(ValueError, match="from_arrays needs prior=.*estimate_prior"):
+        from_arrays(np.random.rand(10, 2), [0, 1])
+
+
+def saved(tmp_path, shape=(1, 28, 28)):
+    model = build_model("kiryo_cnn", (1, *shape), width=0.125)
+    path = save_model(tmp_path / "model.pt", model, ModelConfig("kiryo_cnn", width=0.125), shape,
+                      {"kind": "images", "image_size": list(shape[1:]), "channels": shape[0]}, 0.4,
+                      classes=["0", "1"], positive_classes=["1"])
+    return model, path
+
+
+def test_a_saved_model_scores_as_the_model_in_memory(tmp_path):
+    model, path = saved(tmp_path)
+    loaded = load_model(path)
+    x = torch.rand(5, 1, 28, 28)
+    from pusupport.models import predict
+    assert torch.equal(loaded.scores(x), predict(model, x))
+    assert loaded.prior == 0.4 and loaded.positive_classes == ["1"]
+    assert torch.equal(loaded.predict(x), (predict(model, x) > 0).long())
+
+
+def test_a_truncated_model_file_names_its_path_and_the_fix(tmp_path):
+    _, path = saved(tmp_path)
+    path.write_bytes(path.read_bytes()[:200])
+    with pytest.raises(ValueError, match=f"saved model {path} cannot be read.*Delete it"):
+        load_model(path)
+    with pytest.raises(FileNotFoundError, match="no saved model at"):
+        load_model(tmp_path / "missing.pt")
+
+
+def test_a_model_that_cannot_take_the_input_shape_says_so(tmp_path):
+    _, path = saved(tmp_path)
+    with pytest.raises(ValueError, match=r"takes inputs of shape \(1, 28, 28\).*got \(3, 32, 32\).*image_size"):
+        load_model(path).scores(torch.rand(2, 3, 32, 32))
+    with pytest.raises(ValueError, match="needs images of at least 28×28"):
+        build_model("coteaching_cnn", (2, 1, 16, 16))
+    with pytest.raises(ValueError, match="takes images .* use an MLP"):
+        build_model("kiryo_cnn", (2, 10))
