@@ -30,6 +30,7 @@ GROUPS = [
     (["pusupport/metrics.py"], ["tests/test_metrics.py"]),
     (["pusupport/checkpoint.py"], ["tests/test_checkpoint_unit.py"]),
     (["pusupport/records.py", "pusupport/claims.py"], ["tests/test_claims.py"]),
+    (["pusupport/verdicts.py"], ["tests/test_verdicts.py"]),
 ]
 #: mutmut's exit codes (mutmut.stats.status_by_exit_code) as counted here; any other
 #: outcome (suspicious, segfault, not checked) counts as survived.

@@ -52,24 +52,3 @@ def summary_table(summary: dict) -> pd.DataFrame:
                      **{k: f"{m[k]['mean']:.4f} ± {m[k]['std']:.4f}"
                         for k in ("test_error", "test_auc")}})
     return pd.DataFrame(rows).set_index("method")
-
-
-def compare(summary: dict, method: str, baseline: str, metric: str = "test_error") -> dict:
-    """Does ``method`` beat ``baseline`` on the final ``metric`` (lower is better)?
-
-    The verdict is 'better' only when the mean gap exceeds the larger standard
-    deviation divided by √n_seeds (a rough standard error); 'worse' likewise;
-    otherwise 'no clear difference'.
-    """
-    a, b = summary["methods"][method], summary["methods"][baseline]
-    gap = b[metric]["mean"] - a[metric]["mean"]
-    n = min(a["n_seeds"], b["n_seeds"])
-    noise = max(a[metric]["std"], b[metric]["std"]) / max(n, 1) ** 0.5
-    verdict = "better" if gap > noise else "worse" if -gap > noise else "no clear difference"
-    return {"method": method, "baseline": baseline, "metric": metric, "gap": gap,
-            "noise": noise, "verdict": verdict,
-            "text": (f"{method}: {a[metric]['mean']:.4f} ± {a[metric]['std']:.4f}, "
-                     f"{baseline}: {b[metric]['mean']:.4f} ± {b[metric]['std']:.4f} "
-                     f"({n} seeds) — "
-                     + ({"better": f"{method} is better by {gap:.4f}",
-                         "worse": f"{method} is worse by {-gap:.4f}"}.get(verdict, verdict)))}

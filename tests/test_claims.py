@@ -7,7 +7,8 @@ import pytest
 
 from pusupport import claims, records
 from pusupport.claims import CLAIMS, Claim, lower_error, reproduction_table, verdict_for
-from pusupport.records import atomic_write_text, compare, save_results, summarize, summary_table
+from pusupport.records import atomic_write_text, save_results, summarize, summary_table
+from pusupport.verdicts import CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED
 
 
 def history(rows):
@@ -97,59 +98,42 @@ def test_summary_table_shows_mean_and_std_to_four_places():
     assert table.loc["upu", "test_auc"] == "0.5500 ± 0.0000"
 
 
-def methods(**m):
-    """method=(mean error, std, seeds)."""
-    return {"methods": {k: {"n_seeds": n, "test_error": {"mean": mean, "std": std},
-                            "test_auc": {"mean": 1 - mean, "std": std}} for k, (mean, std, n) in m.items()}}
+def test_lower_error_is_judged_on_the_paired_difference():
+    """HISTORY: aaPU − nnPU per seed = −0.20, −0.26, −0.08: mean −0.18, but with 3 seeds the
+    95 % t interval [−0.408, +0.048] spans 0."""
+    o = lower_error("aapu", "nnpu")({"methods": summarize(HISTORY)}, HISTORY)
+    assert (o.seeds, o.verdict) == (3, INCONCLUSIVE)
+    assert o.difference == pytest.approx(-0.18)
+    assert (o.low, o.high) == pytest.approx((-0.18 - 0.22769, -0.18 + 0.22769), abs=1e-4)
+    assert o.measured.startswith("aapu − nnpu, final test error: -0.1800, 95 % CI [-0.4077, +0.0477]")
+    # epochs 1–3: nnPU's seed means (0.40, 0.45, 0.35) against aaPU's epoch 3 alone
+    assert "mean of the last 3 evaluated epochs: -0.2800, 95 % CI [-0.3883, -0.1717]" in o.measured
 
 
-def test_compare_better():
-    c = compare(summarize_dict := {"methods": summarize(HISTORY)}, "aapu", "nnpu")
-    assert summarize_dict["methods"]["aapu"]["n_seeds"] == 3
-    assert c["verdict"] == "better" and c["gap"] == pytest.approx(0.18)
-    assert c["noise"] == pytest.approx(0.1 / 3 ** 0.5)
-    assert (c["method"], c["baseline"], c["metric"]) == ("aapu", "nnpu", "test_error")
-    assert c["text"] == "aapu: 0.1200 ± 0.0200, nnpu: 0.3000 ± 0.1000 (3 seeds) — aapu is better by 0.1800"
+def steady(gain, seeds=5, noise=(0.001, -0.002, 0.0, 0.002, -0.001)):
+    """aapu = nnpu + gain + small per-seed noise, over 4 epochs (last 3 alike)."""
+    rows = []
+    for s in range(seeds):
+        base = 0.2 + 0.03 * s
+        for e in range(1, 5):
+            rows += [("nnpu", s, e, base, 0.8), ("aapu", s, e, base + gain + noise[s], 0.8)]
+    return history(rows)
 
 
-def test_compare_worse_and_the_seed_count_is_the_smaller_one():
-    c = compare(methods(a=(0.5, 0.1, 4), b=(0.2, 0.05, 9)), "a", "b")
-    assert c["verdict"] == "worse" and c["gap"] == pytest.approx(-0.3) and c["noise"] == pytest.approx(0.05)
-    assert c["text"] == "a: 0.5000 ± 0.1000, b: 0.2000 ± 0.0500 (4 seeds) — a is worse by 0.3000"
+def test_lower_error_reproduced_contradicted_and_single_seed():
+    check = lower_error("aapu", "nnpu")
+    better, worse = check({}, steady(-0.02)), check({}, steady(+0.02))
+    assert better.verdict == REPRODUCED and better.high < 0 and better.seeds == 5
+    assert worse.verdict == CONTRADICTED and worse.low > 0
+    one = check({}, steady(-0.02, seeds=1))
+    assert one.verdict == INCONCLUSIVE and "single seed: no interval" in one.measured
+    assert check({}, steady(0.0, noise=(0.01, -0.01, 0.0, 0.005, -0.005))).verdict == INCONCLUSIVE
 
 
-@pytest.mark.parametrize("gap_sign", [1, -1])
-def test_compare_gap_equal_to_the_noise_is_no_clear_difference(gap_sign):
-    # noise = max(0.2, 0.1) / √4 = 0.1, gap = ±0.1 exactly
-    c = compare(methods(a=(0.5 - gap_sign * 0.1, 0.2, 4), b=(0.5, 0.1, 4)), "a", "b")
-    assert c["noise"] == 0.1 and abs(c["gap"]) == pytest.approx(0.1)
-    c = compare(methods(a=(0.25 - gap_sign * 0.125, 0.25, 4), b=(0.25, 0.0, 4)), "a", "b")
-    assert (c["gap"], c["noise"]) == (gap_sign * 0.125, 0.125)
-    assert c["verdict"] == "no clear difference"
-    assert c["text"].endswith("(4 seeds) — no clear difference")
-
-
-def test_compare_just_beyond_the_noise_decides():
-    assert compare(methods(a=(0.124, 0.25, 4), b=(0.25, 0.0, 4)), "a", "b")["verdict"] == "better"
-    assert compare(methods(a=(0.376, 0.25, 4), b=(0.25, 0.0, 4)), "a", "b")["verdict"] == "worse"
-
-
-def test_compare_uses_the_larger_std_of_either_side():
-    assert compare(methods(a=(0.2, 0.0, 4), b=(0.3, 0.3, 4)), "a", "b")["noise"] == 0.15
-
-
-def test_compare_on_auc_and_with_no_seeds():
-    c = compare(methods(a=(0.2, 0.1, 0), b=(0.3, 0.2, 0)), "a", "b", metric="test_auc")
-    assert c["metric"] == "test_auc" and c["gap"] == pytest.approx(-0.1) and c["noise"] == 0.2
-    assert c["text"] == "a: 0.8000 ± 0.1000, b: 0.7000 ± 0.2000 (0 seeds) — no clear difference"
-
-
-def test_lower_error_claim_check():
-    text, ok = lower_error("aapu", "nnpu")({"methods": summarize(HISTORY)}, HISTORY)
-    assert ok and text.endswith("aapu is better by 0.1800")
-    text, ok = lower_error("nnpu", "aapu")({"methods": summarize(HISTORY)}, HISTORY)
-    assert not ok and text.endswith("nnpu is worse by 0.1800")
-    assert not lower_error("aapu", "aapu")({"methods": summarize(HISTORY)}, HISTORY)[1]
+def test_lower_error_pairs_only_the_seeds_both_methods_ran():
+    h = steady(-0.02)
+    h = h[~((h.method == "aapu") & (h.seed == 4))]
+    assert lower_error("aapu", "nnpu")({}, h).seeds == 4
 
 
 def formulation(upu_low, nnpu_low):
@@ -158,12 +142,13 @@ def formulation(upu_low, nnpu_low):
 
 
 def test_negative_risk_claim():
-    text, ok = claims._negative_risk({}, formulation(-0.4, -0.1))
+    o = claims._negative_risk({}, formulation(-0.4, -0.1))
+    text, ok = o.measured, o.verdict == REPRODUCED
     assert ok and text == "lowest R̂_n per epoch — uPU: -0.400, nnPU: -0.100"
-    assert not claims._negative_risk({}, formulation(-0.4, -0.2))[1]      # nnPU at half of uPU's
-    assert claims._negative_risk({}, formulation(-0.4, -0.199))[1]
-    assert not claims._negative_risk({}, formulation(0.0, 0.1))[1]        # uPU never below zero
-    assert not claims._negative_risk({}, formulation(-0.4, -0.5))[1]
+    assert claims._negative_risk({}, formulation(-0.4, -0.2)).verdict == INCONCLUSIVE      # nnPU at half of uPU's
+    assert claims._negative_risk({}, formulation(-0.4, -0.199)).verdict == REPRODUCED
+    assert claims._negative_risk({}, formulation(0.0, 0.1)).verdict == INCONCLUSIVE        # uPU never below zero
+    assert claims._negative_risk({}, formulation(-0.4, -0.5)).verdict == INCONCLUSIVE
 
 
 def memorisation(final, peak=0.9, first=0.7, shift=0.05):
@@ -177,14 +162,15 @@ def memorisation(final, peak=0.9, first=0.7, shift=0.05):
 
 
 def test_memorisation_claim():
-    text, ok = claims._memorisation({}, memorisation(0.8))
+    o = claims._memorisation({}, memorisation(0.8))
+    text, ok = o.measured, o.verdict == REPRODUCED
     assert ok
     assert text == ("40% noise: validation accuracy peaks at 0.900 (epoch 2), ends at 0.800; "
                     "training accuracy on noisy labels ends at 0.800")
-    assert not claims._memorisation({}, memorisation(0.9))[1]
+    assert claims._memorisation({}, memorisation(0.9)).verdict == INCONCLUSIVE
     # boundary, exact in binary: a fall of exactly 0.01 (0.02 → 0.01) is not enough
-    assert not claims._memorisation({}, memorisation(0.01, peak=0.02, first=0.015, shift=0))[1]
-    assert claims._memorisation({}, memorisation(0.0099, peak=0.02, first=0.015, shift=0))[1]
+    assert claims._memorisation({}, memorisation(0.01, peak=0.02, first=0.015, shift=0)).verdict == INCONCLUSIVE
+    assert claims._memorisation({}, memorisation(0.0099, peak=0.02, first=0.015, shift=0)).verdict == REPRODUCED
 
 
 def purity_history(last):
@@ -195,10 +181,11 @@ def purity_history(last):
 
 
 def test_purity_claim():
-    text, ok = claims._purity({"prior": 0.4}, purity_history(0.95))
+    o = claims._purity({"prior": 0.4}, purity_history(0.95))
+    text, ok = o.measured, o.verdict == REPRODUCED
     assert ok and text == "nnPU (logistic), epoch 2: top-k purity 95.0% vs π = 0.400"
-    assert not claims._purity({"prior": 0.4}, purity_history(0.4))[1]
-    assert claims._purity({"prior": 0.4}, purity_history(0.41))[1]
+    assert claims._purity({"prior": 0.4}, purity_history(0.4)).verdict == INCONCLUSIVE
+    assert claims._purity({"prior": 0.4}, purity_history(0.41)).verdict == REPRODUCED
 
 
 def prior_history(aapu_12, nnpu_12, base=0.20, spread=0.01):
@@ -214,17 +201,18 @@ def prior_history(aapu_12, nnpu_12, base=0.20, spread=0.01):
 
 
 def test_prior_sensitivity_claim():
-    text, ok = claims._prior_sensitivity({}, prior_history(0.25, 0.22))
+    o = claims._prior_sensitivity({}, prior_history(0.25, 0.22))
+    text, ok = o.measured, o.verdict == REPRODUCED
     assert text == ("worst extra test error with π off by up to 20 %: aaPU +0.0500, nnPU +0.0200; "
                     "with the BBE estimate: aaPU 0.2500, nnPU 0.2500")
     assert not ok                                             # aaPU costs 0.03 more
-    assert claims._prior_sensitivity({}, prior_history(0.225, 0.22))[1]
-    assert claims._prior_sensitivity({}, prior_history(0.15, 0.22))[1]
-    text, _ = claims._prior_sensitivity({}, prior_history(0.15, 0.17))
+    assert claims._prior_sensitivity({}, prior_history(0.225, 0.22)).verdict == REPRODUCED
+    assert claims._prior_sensitivity({}, prior_history(0.15, 0.22)).verdict == REPRODUCED
+    text = claims._prior_sensitivity({}, prior_history(0.15, 0.17)).measured
     assert "aaPU +0.0100, nnPU +0.0100" in text                # ×0.8 is then the worst
     # boundary, exact in binary: aaPU's cost 0.13 = nnPU's 0.12 + 0.01 still counts as no more
-    assert claims._prior_sensitivity({}, prior_history(0.38, 0.37, base=0.25, spread=0))[1]
-    assert not claims._prior_sensitivity({}, prior_history(0.381, 0.37, base=0.25, spread=0))[1]
+    assert claims._prior_sensitivity({}, prior_history(0.38, 0.37, base=0.25, spread=0)).verdict == REPRODUCED
+    assert claims._prior_sensitivity({}, prior_history(0.381, 0.37, base=0.25, spread=0)).verdict == INCONCLUSIVE
 
 
 def write_page(root, folder, hist, **summary):
@@ -238,28 +226,39 @@ SYNTHETIC_CLAIM = "Synthetic data (§4.1): aaPU has a lower test error than nnPU
 
 
 def test_reproduction_table_rows(tmp_path):
-    write_page(tmp_path, "synthetic", HISTORY, status="run", profile="smoke",
-               methods=summarize(HISTORY))
+    write_page(tmp_path, "synthetic", steady(-0.02), status="run", profile="smoke", methods={})
     write_page(tmp_path, "real_cifar10", None, status="not run", reason="CIFAR-10 is missing",
                profile="paper")
     write_page(tmp_path, "real_20news", None, status="not run")
-    write_page(tmp_path, "formulation", formulation(0.1, 0.2), status="run", profile="cpu", methods={})
+    write_page(tmp_path, "formulation", formulation(0.1, 0.2).assign(seed=0), status="run",
+               profile="cpu", methods={})
     table = reproduction_table(tmp_path)
-    assert list(table.columns) == ["claim", "measured", "profile", "verdict"]
+    assert list(table.columns) == ["claim", "profile", "seeds", "paired difference", "95 % interval",
+                                   "verdict", "measured"]
     assert list(table.claim) == [c.claim for c in CLAIMS]
     rows = table.set_index("claim")
-    assert rows.loc[SYNTHETIC_CLAIM].to_dict() == {
-        "measured": "aapu: 0.1200 ± 0.0200, nnpu: 0.3000 ± 0.1000 (3 seeds) — aapu is better by 0.1800",
-        "profile": "smoke", "verdict": "reproduced"}
+    synthetic = rows.loc[SYNTHETIC_CLAIM].to_dict()
+    assert {k: synthetic[k] for k in ("profile", "seeds", "paired difference", "verdict")} == {
+        "profile": "smoke", "seeds": 5, "paired difference": "-0.0200", "verdict": REPRODUCED}
+    assert synthetic["95 % interval"] == "[-0.0220, -0.0180]"
     assert rows.loc[CLAIMS[0].claim].to_dict() == {
-        "measured": "lowest R̂_n per epoch — uPU: 0.100, nnPU: 0.200", "profile": "cpu",
-        "verdict": "not reproduced"}
+        "profile": "cpu", "seeds": 1, "paired difference": "—", "95 % interval": "—",
+        "verdict": INCONCLUSIVE, "measured": "lowest R̂_n per epoch — uPU: 0.100, nnPU: 0.200"}
     cifar = rows.loc["CIFAR-10: aaPU has a lower test error than nnPU (Table 2)"].to_dict()
-    assert cifar == {"measured": "— (CIFAR-10 is missing)", "profile": "paper", "verdict": "not run here"}
-    news = rows.loc["20News: aaPU has a lower test error than nnPU (Table 2)"].to_dict()
-    assert news == {"measured": "— (not run)", "profile": "—", "verdict": "not run here"}
-    missing = rows.loc["CIFAR-100: aaPU has a lower test error than nnPU (Table 2)"].to_dict()
-    assert missing == {"measured": "— (page not executed)", "profile": "—", "verdict": "not run here"}
+    assert cifar == {"profile": "paper", "seeds": "—", "paired difference": "—", "95 % interval": "—",
+                     "verdict": NOT_RUN, "measured": "— (CIFAR-10 is missing)"}
+    news = rows.loc["20News: aaPU has a lower test error than nnPU (Table 2)"]
+    assert (news.measured, news.profile, news.verdict) == ("— (not run)", "—", NOT_RUN)
+    missing = rows.loc["CIFAR-100: aaPU has a lower test error than nnPU (Table 2)"]
+    assert (missing.measured, missing.verdict) == ("— (page not executed)", NOT_RUN)
+    assert set(table.verdict) <= {REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_RUN}
+
+
+def test_a_single_seed_row_says_it_has_no_interval(tmp_path):
+    write_page(tmp_path, "adding_p", steady(-0.3, seeds=1).replace({"aapu": "nnpu+p"}),
+               status="run", profile="cpu", methods={})
+    row = reproduction_table(tmp_path).set_index("claim").loc[CLAIMS[1].claim]
+    assert (row.seeds, row["95 % interval"], row.verdict) == (1, "single seed: no interval", INCONCLUSIVE)
 
 
 def test_reproduction_table_of_chosen_claims(tmp_path):
@@ -267,34 +266,38 @@ def test_reproduction_table_of_chosen_claims(tmp_path):
 
     def check(summary, hist):
         seen.append((summary["x"], len(hist)))
-        return "measured it", True
+        return claims.Outcome("measured it", REPRODUCED)
 
     write_page(tmp_path, "here", HISTORY, status="run", profile="p", x=7)
     table = reproduction_table(str(tmp_path), [Claim("c", "here", check)])
-    assert table.to_dict("records") == [{"claim": "c", "measured": "measured it", "profile": "p",
-                                         "verdict": "reproduced"}]
+    assert table.to_dict("records") == [{"claim": "c", "profile": "p", "seeds": 3,
+                                         "paired difference": "—", "95 % interval": "—",
+                                         "verdict": REPRODUCED, "measured": "measured it"}]
     assert seen == [(7, len(HISTORY))]
 
 
 def test_verdict_for_a_page(tmp_path):
-    write_page(tmp_path, "synthetic", HISTORY, status="run", profile="smoke", methods=summarize(HISTORY))
-    assert verdict_for(tmp_path, "synthetic") == (
-        f"**Claim:** {SYNTHETIC_CLAIM}  \n**Measured (smoke profile):** aapu: 0.1200 ± 0.0200, "
-        "nnpu: 0.3000 ± 0.1000 (3 seeds) — aapu is better by 0.1800  \n**Verdict:** reproduced")
+    write_page(tmp_path, "synthetic", steady(0.02), status="run", profile="smoke", methods={})
+    text = verdict_for(tmp_path, "synthetic")
+    assert text.startswith(f"**Claim:** {SYNTHETIC_CLAIM}  \n**Measured (smoke profile, 5 seeds):** "
+                           "aapu − nnpu, final test error: +0.0200, 95 % CI [+0.0180, +0.0220], "
+                           "sign-flip p = 0.062")
+    assert text.endswith(f"**Verdict:** {CONTRADICTED}")
     assert verdict_for(tmp_path, "no_such_page") == ""
     assert verdict_for(tmp_path, "prior") == (
-        f"**Claim:** {CLAIMS[-1].claim}  \n**Measured (— profile):** — (page not executed)  \n"
-        "**Verdict:** not run here")
+        f"**Claim:** {CLAIMS[-1].claim}  \n**Measured (— profile, — seeds):** — (page not executed)  \n"
+        f"**Verdict:** {NOT_RUN}")
 
 
 def test_verdict_for_a_page_with_two_claims(tmp_path, monkeypatch):
     write_page(tmp_path, "here", HISTORY, status="run", profile="p")
-    monkeypatch.setattr(claims, "CLAIMS", [Claim("first", "here", lambda s, h: ("m1", True)),
-                                           Claim("other", "there", lambda s, h: ("m0", True)),
-                                           Claim("second", "here", lambda s, h: ("m2", False))])
+    monkeypatch.setattr(claims, "CLAIMS", [
+        Claim("first", "here", lambda s, h: claims.Outcome("m1", REPRODUCED)),
+        Claim("other", "there", lambda s, h: claims.Outcome("m0", REPRODUCED)),
+        Claim("second", "here", lambda s, h: claims.Outcome("m2", INCONCLUSIVE, seeds=2))])
     assert verdict_for(tmp_path, "here") == (
-        "**Claim:** first  \n**Measured (p profile):** m1  \n**Verdict:** reproduced\n\n"
-        "**Claim:** second  \n**Measured (p profile):** m2  \n**Verdict:** not reproduced")
+        f"**Claim:** first  \n**Measured (p profile, 3 seeds):** m1  \n**Verdict:** {REPRODUCED}\n\n"
+        f"**Claim:** second  \n**Measured (p profile, 2 seeds):** m2  \n**Verdict:** {INCONCLUSIVE}")
 
 
 def test_every_claim_names_a_distinct_check_and_the_folders_the_pages_write():
@@ -307,6 +310,5 @@ def test_every_claim_names_a_distinct_check_and_the_folders_the_pages_write():
     (1, "nnpu+p", "nnpu"), (4, "aapu", "naive"), (5, "aapu", "nnpu"), (6, "aapu", "nnpu"),
     (7, "aapu", "nnpu"), (8, "aapu", "nnpu"), (9, "aapu", "nnpu")])
 def test_lower_error_claims_compare_the_right_methods(index, method, baseline):
-    summary = methods(**{method: (0.1, 0.0, 2), baseline: (0.3, 0.0, 2)})
-    text, ok = CLAIMS[index].check(summary, None)
-    assert ok and text.startswith(f"{method}: 0.1000 ± 0.0000, {baseline}: 0.3000")
+    o = CLAIMS[index].check({}, steady(-0.02).replace({"aapu": method, "nnpu": baseline}))
+    assert o.verdict == REPRODUCED and o.measured.startswith(f"{method} − {baseline}, final test error")
