@@ -74,7 +74,8 @@ class TrainConfig:
 
     lr_schedule maps an epoch e to the learning rate used *after* it: {100: 1e-5}
     trains epochs 1–100 at ``lr`` and 101+ at 1e-5 (PyTorch MultiStepLR semantics).
-    ``eval_every``: test metrics after every k-th epoch and the last (NaN in between).
+    ``eval_every``: test metrics after every k-th epoch and the last (NaN in between);
+    0 = the last epoch only (for results that report final numbers).
     With ``checkpoint_dir`` set, the run saves a checkpoint every ``checkpoint_every``
     epochs and at its end, and calling it again resumes from the last one.
     ``compile`` runs the training forward pass through ``torch.compile``.
@@ -111,7 +112,7 @@ class TrainConfig:
         for name in ("loss", "selection_loss"):
             _need(getattr(self, name) in LOSSES,
                   f"unknown {name} {getattr(self, name)!r}: use one of {sorted(LOSSES)}")
-        for name, low in (("epochs", 1), ("batch_size", 1), ("eval_every", 1),
+        for name, low in (("epochs", 1), ("batch_size", 1), ("eval_every", 0),
                           ("checkpoint_every", 1), ("n_select", 0), ("eval_batch_size", 1)):
             _need(_is_int(getattr(self, name), low),
                   f"{name} must be an int >= {low}, got {getattr(self, name)!r}")
@@ -140,7 +141,7 @@ class TrainConfig:
         return lr
 
     def evaluates_at(self, epoch: int) -> bool:
-        return epoch % self.eval_every == 0 or epoch == self.epochs
+        return epoch == self.epochs or (self.eval_every > 0 and epoch % self.eval_every == 0)
 
 
 @dataclass(frozen=True)

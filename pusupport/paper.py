@@ -116,12 +116,14 @@ PAGE_CHANGES = {
         "cpu": {"page": dict(snapshot_epochs=[200], selection_ks=[200, 300, 400], n_seeds=3)},
         "smoke": {"page": dict(snapshot_epochs=[6], selection_ks=[200, 300, 400])}},
     "discussion": {
-        "paper": {"page": dict(n_select_grid=[40, 80, 160, 320], select_from_grid=[20, 60])},
+        "paper": {"page": dict(n_select_grid=[40, 80, 160, 320], select_from_grid=[20, 60]),
+                  "train": dict(eval_every=0)},           # final numbers only: no per-epoch test
         "cpu": {"train": dict(epochs=20, lr_schedule={5: 1e-5}),
                 "page": dict(n_select_grid=[40, 80, 160, 320], select_from_grid=[2, 6], n_seeds=1)},
         "smoke": {"page": dict(n_select_grid=[10, 20], select_from_grid=[2, 3], n_seeds=1)}},
     "prior": {
-        "paper": {"page": dict(prior_factors=[0.8, 0.9, 1.0, 1.1, 1.2])},
+        "paper": {"page": dict(prior_factors=[0.8, 0.9, 1.0, 1.1, 1.2]),
+                  "train": dict(eval_every=0)},           # final numbers only: no per-epoch test
         "cpu": {"train": dict(epochs=300, select_from=100),
                 "page": dict(prior_factors=[0.8, 1.0, 1.2], n_seeds=2)},
         "smoke": {"page": dict(prior_factors=[0.8, 1.0, 1.2])}},

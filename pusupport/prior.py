@@ -130,7 +130,7 @@ def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, **overrides) -> di
         raise ValueError("need at least two labelled positives and two unlabelled points "
                          "(half of each trains the P-vs-U classifier, half is scored)")
     cfg = merge(config or TrainConfig(**ESTIMATOR), {**overrides, "method": "pn"}, "train")
-    cfg = merge(cfg, {"eval_every": cfg.epochs, "progress": False}, "train")
+    cfg = merge(cfg, {"eval_every": 0, "progress": False}, "train")
     start = time.perf_counter()
     gen = torch.Generator().manual_seed(cfg.seed)
     perm_p, perm_u = torch.randperm(len(x_p), generator=gen), torch.randperm(len(x_u), generator=gen)

@@ -204,3 +204,14 @@ def test_divergence_stops_with_a_clear_error():
     d.x_u[0, 0] = float("nan")
     with pytest.raises(FloatingPointError, match="diverged — lower the learning rate or check the inputs"):
         train(d, method="nnpu", epochs=2, progress=False)
+
+
+def test_final_only_evaluation_changes_nothing_but_the_metrics_in_between(data):
+    every = train(data, method="aapu", **FAST).history
+    final = train(data, method="aapu", eval_every=0, **FAST).history
+    assert final.test_error.iloc[:-1].isna().all() and final.test_auc.iloc[:-1].isna().all()
+    assert final.test_error.iloc[-1] == every.test_error.iloc[-1]
+    cols = ["risk", "risk_positive", "risk_negative", "n_selected", "purity"]
+    pd.testing.assert_frame_equal(final[cols], every[cols])
+    third = train(data, method="nnpu", eval_every=3, **FAST).history
+    assert third.test_error.notna().tolist() == [False, False, True, False, False, True]
