@@ -43,10 +43,10 @@ def _t_quantile(q: float, df: int) -> float:
 
 def sign_flip_p_value(differences) -> float:
     """Two-sided exact p-value of mean 0: the share of the 2ⁿ sign patterns whose mean is at
-    least as far from 0 as the observed one (n ≤ 20)."""
+    least as far from 0 as the observed one (n ≤ 16)."""
     d = np.asarray(differences, dtype=float)
-    if len(d) > 20:
-        raise ValueError(f"{len(d)} seeds: the exact test enumerates 2^n patterns; use n ≤ 20")
+    if len(d) > 16:
+        raise ValueError(f"{len(d)} seeds: the exact test enumerates 2^n patterns; use n ≤ 16")
     observed = abs(d.mean())
     signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(d))))
     return float((np.abs(signs @ d / len(d)) >= observed - 1e-12).mean())

@@ -130,6 +130,16 @@ def test_lower_error_reproduced_contradicted_and_single_seed():
     assert check({}, steady(0.0, noise=(0.01, -0.01, 0.0, 0.005, -0.005))).verdict == INCONCLUSIVE
 
 
+def test_lower_error_uses_the_evaluated_epochs_only():
+    """With eval_every, test errors are NaN between evaluations; purity is NaN for nnPU."""
+    h = steady(-0.02).assign(purity=float("nan"))
+    h.loc[h.epoch.isin([1, 3]), "test_error"] = float("nan")
+    h.loc[h.method == "aapu", "purity"] = 0.9
+    o = lower_error("aapu", "nnpu")({}, h)
+    assert o.seeds == 5 and o.verdict == REPRODUCED
+    assert "mean of the last 2 evaluated epochs: -0.0200" in o.measured
+
+
 def test_lower_error_pairs_only_the_seeds_both_methods_ran():
     h = steady(-0.02)
     h = h[~((h.method == "aapu") & (h.seed == 4))]

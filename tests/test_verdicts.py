@@ -56,10 +56,50 @@ def test_sign_flip_p_value_is_exact():
     assert sign_flip_p_value([1.0, -1.0]) == 1.0
     assert sign_flip_p_value([3.0, 1.0, 1.0]) == pytest.approx(2 / 8)
     assert sign_flip_p_value([1.0, 1.0, 0.0]) == pytest.approx(4 / 8)   # a zero's sign is free
-    with pytest.raises(ValueError, match="n ≤ 20"):
-        sign_flip_p_value(np.ones(21))
+    assert sign_flip_p_value(np.ones(16)) == pytest.approx(2 / 2 ** 16)
+    with pytest.raises(ValueError, match="n ≤ 16"):
+        sign_flip_p_value(np.ones(17))
+    assert sign_flip_p_value(["1.0", "2.0", "3.0"]) == pytest.approx(2 / 8)   # values read as text
 
 
-def test_mismatched_inputs_are_refused():
+def test_mismatched_or_empty_inputs_are_refused():
     with pytest.raises(ValueError, match="one value per seed"):
         paired_difference([0.1, 0.2], [0.1])
+    with pytest.raises(ValueError, match="one value per seed"):
+        paired_difference([], [])
+    with pytest.raises(ValueError, match="one value per seed"):
+        paired_difference([[0.1, 0.2]], [[0.1, 0.2]])
+
+
+def test_two_seeds_already_give_an_interval_and_a_verdict():
+    p = paired_difference([0.10, 0.20], [0.2001, 0.30])
+    assert p.n == 2 and p.high < 0 and verdict(p) == REPRODUCED
+    assert p.describe().startswith("-0.1000, 95 % CI [")
+    assert p.p_value == pytest.approx(2 / 4)
+
+
+def test_the_detectable_difference_is_the_80_percent_power_bound():
+    d = np.array([0.01, -0.02, 0.005, 0.0, 0.015, -0.01])
+    p = paired_difference(d, np.zeros(6))
+    se = d.std(ddof=1) / math.sqrt(6)
+    assert p.detectable == pytest.approx((stats.t.ppf(0.975, 5) + stats.t.ppf(0.80, 5)) * se)
+    assert math.isnan(paired_difference([0.1], [0.2]).detectable)
+
+
+def test_an_interval_touching_zero_is_inconclusive():
+    from pusupport.verdicts import Paired
+    touching_above, touching_below = Paired(5, -0.1, -0.2, 0.0, 0.1, 0.05), Paired(5, 0.1, 0.0, 0.2, 0.1, 0.05)
+    for p in (touching_above, touching_below):
+        assert verdict(p) == INCONCLUSIVE and verdict(p, lower_is_better=False) == INCONCLUSIVE
+
+
+def test_values_held_as_python_objects_are_read_as_numbers():
+    import pandas as pd
+    p = paired_difference(pd.Series([0.1, 0.2, 0.3], dtype=object), pd.Series([0.2, 0.25, 0.35], dtype=object))
+    assert p.mean == pytest.approx(-0.0667, abs=1e-4) and p.low < p.high
+
+
+def test_describe_shows_four_decimals():
+    from pusupport.verdicts import Paired
+    assert Paired(3, -0.012345, -0.03, 0.005, 0.25, 0.02).describe() == (
+        "-0.0123, 95 % CI [-0.0300, +0.0050], sign-flip p = 0.250, detectable ≥ 0.0200")
