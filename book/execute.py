@@ -89,7 +89,8 @@ def mark_not_run(path: Path, message: str, results: Path, profile: str) -> None:
     nb.cells = [c for c in nb.cells if not is_papermill_banner(c)]
     failed = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code"
                   and any(o.get("output_type") == "error" for o in c.get("outputs", [])))
-    box = (":::{warning} Not run: data not available\nThis page needs a data set that is not on "
+    box = (":::{admonition} Not run: data not available\n:class: warning\n\nThis page needs a "
+           "data set that is not on "
            "this machine and could not be downloaded. Provide it, then re-run the page (or "
            "`make book`):\n\n```text\n" + message.strip() + "\n```\n:::")
     nb.cells = nb.cells[:failed] + [nbformat.v4.new_markdown_cell(box)]

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 import pandas as pd
 import seaborn as sns
 import torch
@@ -32,6 +33,7 @@ def learning_curves(history: pd.DataFrame, metric: str = "test_error", ax=None,
     handles, labels = ax.get_legend_handles_labels()
     ax.legend(handles, [METHOD_LABELS.get(l, l) for l in labels], title=None)
     ax.set(ylabel=ylabel, xlabel="epoch", title=title)
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     return ax
 
 
