@@ -1,0 +1,239 @@
+"""Your own data, end to end — the steps the command line and the own-data page share:
+read an image folder or a feature table, build the PU problem, give or estimate π,
+pick a default model, train aaPU, save the model and predict with it.
+
+Feature tables: ``.csv`` / ``.parquet`` with a label column (every other column is a
+feature); ``.npz`` with arrays ``x`` (n, d) and ``y`` (n,) (optionally ``x_test`` and
+``y_test``); ``.npy``: one 2-D array whose last column is the label. Without a test
+split, a seeded 20 % of the rows is held out as the test set.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .config import ModelConfig, Settings, TrainConfig, as_model_config
+from .data import LabeledData, PUData, make_pu
+from .datasets import DatasetNotFoundError
+from .images import IMAGE_EXTENSIONS, decode_images, image_size_pair, load_image_folder
+from .paper import OWN_DATA_ESTIMATOR, PAGE_CHANGES
+from .prior import estimate_prior
+from .saved import SavedModel, save_model
+
+TABLES = (".csv", ".parquet", ".npy", ".npz")
+TEST_FRACTION = 0.2
+
+
+@dataclass
+class OwnData:
+    """Labelled data read from your files, with the preprocessing a saved model keeps."""
+
+    labeled: LabeledData
+    preprocessing: dict
+    source: str
+
+    @property
+    def kind(self) -> str:
+        return self.preprocessing["kind"]
+
+
+def _missing(path: Path, what: str, layout: list[str]) -> DatasetNotFoundError:
+    return DatasetNotFoundError(f"{what} {path}", path, layout, "nothing (the data are yours to provide)",
+                                "check the path")
+
+
+def read_table(path, label_column: str | None = None, columns=None):
+    """(features (n, d) float32, labels or None, feature names, row ids) of a table.
+
+    With ``columns`` (a saved model's), exactly those columns are the features."""
+    path = Path(path)
+    if not path.is_file():
+        raise _missing(path, "feature table", [path.name])
+    suffix = path.suffix.lower()
+    if suffix not in TABLES:
+        raise ValueError(f"{path}: unknown table format {suffix!r}: use one of {', '.join(TABLES)}")
+    if suffix in (".npy", ".npz"):
+        arrays = np.load(path)
+        if suffix == ".npz":
+            x, y = arrays["x"], arrays["y"] if "y" in arrays else None
+        else:
+            d = len(columns) if columns is not None else arrays.shape[1] - 1
+            x, y = arrays[:, :d], (arrays[:, d] if arrays.shape[1] > d else None)
+        frame = pd.DataFrame(np.asarray(x, dtype=np.float32).reshape(len(x), -1))
+        frame.columns = [str(c) for c in frame.columns]
+        labels = None if y is None else pd.Series(y)
+    else:
+        frame = pd.read_csv(path) if suffix == ".csv" else pd.read_parquet(path)
+        labels = frame.pop(label_column) if label_column in frame.columns else None
+        if columns is None and labels is None:
+            raise ValueError(f"{path} has no label column {label_column!r}; its columns are "
+                             f"{list(frame.columns)}: pass --label-column / label_column")
+    names = [str(c) for c in (columns if columns is not None else frame.columns)]
+    lacking = [c for c in names if c not in frame.columns]
+    if lacking:
+        raise ValueError(f"{path} lacks the column(s) {lacking[:5]} the model was trained on: "
+                         "give a table with the training columns")
+    try:
+        x = torch.tensor(frame[names].to_numpy(dtype=np.float32))
+    except ValueError as err:
+        raise ValueError(f"{path}: the feature columns must be numbers ({err}): encode or drop "
+                         "the text columns") from None
+    return x, labels, names, [str(i) for i in frame.index]
+
+
+def _split_rows(x, labels, seed: int):
+    classes = sorted({str(v) for v in labels})
+    y = torch.tensor([classes.index(str(v)) for v in labels])
+    perm = torch.randperm(len(x), generator=torch.Generator().manual_seed(seed))
+    n_test = int(len(x) * TEST_FRACTION)
+    test, train = perm[:n_test].sort().values, perm[n_test:].sort().values
+    return LabeledData(x[train], y[train], x[test], y[test], classes)
+
+
+def load_own(images=None, features=None, label_column: str | None = "label", image_size=None,
+             skip_unreadable: bool = False, data_dir=None, seed: int = 0) -> OwnData:
+    """Labelled data from an image folder (train/<class>/*, test/<class>/*) or a feature table."""
+    if (images is None) == (features is None):
+        raise ValueError("give exactly one of an image folder (--images DIR) or a feature "
+                         "table (--features FILE)")
+    if images is not None:
+        path = Path(images)
+        if not path.is_dir():
+            raise _missing(path, "image folder", ["train/<class>/*", "test/<class>/*"])
+        data = load_image_folder(path, image_size, data_dir, skip_unreadable)
+        c, h, w = data.x_train.shape[1:]
+        return OwnData(data, {"kind": "images", "image_size": [h, w], "channels": c}, str(path))
+    x, labels, names, _ = read_table(features, label_column)
+    path = Path(features)
+    if path.suffix.lower() == ".npz" and "x_test" in np.load(path):
+        arrays = np.load(path)
+        both = np.concatenate([arrays["y"], arrays["y_test"]])
+        classes = sorted({str(v) for v in both})
+        ys = [torch.tensor([classes.index(str(v)) for v in arrays[k]]) for k in ("y", "y_test")]
+        data = LabeledData(x, ys[0], torch.tensor(arrays["x_test"], dtype=torch.float32), ys[1], classes)
+    else:
+        if labels is None:
+            raise ValueError(f"{path}: no labels (.npz needs an array 'y')")
+        data = _split_rows(x, labels, seed)
+    return OwnData(data, {"kind": "features", "columns": names, "label_column": label_column},
+                   str(path))
+
+
+def build_problem(own: OwnData, positive, n_labeled: int | None = None, seed: int = 0,
+                  n_unlabeled: int | None = None, clip: bool = False) -> PUData:
+    """The PU problem: ``n_labeled`` (default: half) of the training positives are labelled.
+    With ``clip`` (a profile's sizes), n_labeled and n_unlabeled are capped to the data."""
+    from .data import resolve_classes
+    positive = [str(p) for p in ([positive] if isinstance(positive, (str, int)) else positive)]
+    pos = torch.tensor(resolve_classes(positive, own.labeled.classes))
+    half = max(1, int(torch.isin(own.labeled.y_train, pos).sum()) // 2)
+    n_labeled = half if n_labeled is None else min(n_labeled, half) if clip else n_labeled
+    if clip and n_unlabeled is not None:
+        n_unlabeled = min(n_unlabeled, len(own.labeled.y_train) - n_labeled)
+    return make_pu(Path(own.source).name or "own data", own.labeled, positive, n_labeled,
+                   seed=seed, n_unlabeled=n_unlabeled)
+
+
+def default_model(own_or_shape) -> ModelConfig:
+    """A ¼-width Kiryo CNN (dropout 0.5) for images; an MLP for features (nnPU's ReLU
+    news MLP beyond 100 features)."""
+    shape = own_or_shape.labeled.x_train.shape if isinstance(own_or_shape, OwnData) else own_or_shape
+    if len(shape) == 4:
+        return as_model_config(PAGE_CHANGES["own_data"]["paper"]["model"])
+    return ModelConfig("news_mlp", activation="relu") if shape[1] > 100 else ModelConfig("mlp")
+
+
+def estimator_config(own_or_shape, profile: str = "paper") -> TrainConfig:
+    """The P-vs-U classifier that estimates π: the page's CNN for images, the §4.1 MLP else."""
+    from .prior import ESTIMATOR
+    shape = own_or_shape.labeled.x_train.shape if isinstance(own_or_shape, OwnData) else own_or_shape
+    if len(shape) == 4:
+        return Settings().merge(OWN_DATA_ESTIMATOR[profile]).train
+    return TrainConfig(**{**ESTIMATOR, "model": default_model(shape)})
+
+
+def estimate(data: PUData, config: TrainConfig | None = None, seed: int = 0,
+             device: str = "auto") -> dict:
+    """BBE and Elkan–Noto estimates of π from the problem's P and U."""
+    config = config or estimator_config(tuple(data.x_u.shape))
+    return estimate_prior(data.x_p, data.x_u, config, seed=seed, device=device,
+                          amp=config.amp and device != "cpu" and torch.cuda.is_available())
+
+
+def choose_prior(data: PUData, prior: float | None, config: TrainConfig | None = None,
+                 seed: int = 0, device: str = "auto"):
+    """(the problem with π set, the BBE estimate or None): ``prior`` given, or BBE's."""
+    if prior is not None:
+        return replace(data, prior=float(prior)), None
+    bbe = estimate(data, config, seed, device)["BBE"]
+    return replace(data, prior=bbe.estimate), bbe
+
+
+def describe_estimate(e) -> str:
+    """One line: 'BBE: π = 0.412 (interval 0.370–0.455)', and its note if clipped."""
+    return (f"{e.method}: π = {e.estimate:.3f} (interval {e.low:.3f}–{e.high:.3f})"
+            + (f" — {e.note}" if e.note else ""))
+
+
+def train_config(n_unlabeled: int, model: ModelConfig, method: str = "aapu", epochs: int | None = None,
+                 base: TrainConfig | None = None, **overrides) -> TrainConfig:
+    """aaPU's settings for your data (default: the own-data page's 'paper' settings); it
+    selects 2 % of U an epoch from epoch ⌊epochs/4⌋ (at least 1)."""
+    from .config import merge
+    cfg = base or Settings().merge(PAGE_CHANGES["own_data"]["paper"]).train
+    epochs = epochs or cfg.epochs
+    return merge(cfg, {"method": method, "model": model, "epochs": epochs,
+                       "n_select": max(1, n_unlabeled // 50), "select_from": max(1, epochs // 4),
+                       **overrides}, "train")
+
+
+def save(path, result, own: OwnData, data: PUData, positive) -> Path:
+    """Save the trained model with its spec, preprocessing, π, class names and positive classes."""
+    cfg = result.config
+    return save_model(path, result.model, cfg.model, tuple(data.x_u.shape[1:]), own.preprocessing,
+                      data.prior, cfg.method, own.labeled.classes, [str(p) for p in positive])
+
+
+def image_files(folder) -> list[Path]:
+    """Every image below ``folder`` (flat or nested), sorted."""
+    return sorted(p for p in Path(folder).rglob("*") if p.suffix.lower() in IMAGE_EXTENSIONS)
+
+
+def read_inputs(saved: SavedModel, path, image_size=None, skip_unreadable: bool = False):
+    """(inputs, ids) to predict on: images below a folder (resized to the model's size unless
+    ``image_size``) or a table's rows (the model's columns)."""
+    path = Path(path)
+    kind = saved.preprocessing.get("kind")
+    if not path.exists():
+        raise _missing(path, "input", [path.name])
+    if path.is_dir():
+        if kind != "images":
+            raise ValueError(f"this model was trained on a feature table; {path} is a folder: "
+                             "pass a table with the training columns")
+        files = image_files(path)
+        if not files:
+            raise ValueError(f"{path} holds no images ({', '.join(IMAGE_EXTENSIONS)})")
+        x, kept = decode_images(files, image_size_pair(image_size) or tuple(saved.input_shape[1:]),
+                                skip_unreadable)
+        if x.shape[1] != saved.input_shape[0]:
+            raise ValueError(f"this model takes {saved.input_shape[0]}-channel images, those in {path} "
+                             f"have {x.shape[1]} (1: greyscale, 3: colour): predict on images like "
+                             "the training ones")
+        return x, [str(files[i]) for i in kept]
+    if kind != "features":
+        raise ValueError(f"this model was trained on images of shape {tuple(saved.input_shape)}; "
+                         f"{path} is a file: pass a folder of images")
+    x, _, _, ids = read_table(path, saved.preprocessing.get("label_column"),
+                              saved.preprocessing["columns"])
+    return x, ids
+
+
+def predictions(saved: SavedModel, x, ids) -> pd.DataFrame:
+    """One row per input: its id (file path or row id), score g(x), σ(g(x)) and label 1/0."""
+    g = saved.scores(x)
+    return pd.DataFrame({"id": ids, "score": g.numpy(), "probability": torch.sigmoid(g).numpy(),
+                         "predicted": (g > 0).long().numpy()})

@@ -1,0 +1,152 @@
+"""The `pusupport` command on your own data: train, predict, estimate π, and one clear
+line (exit status 2, no traceback) per bad input."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from pusupport import own
+from pusupport.cli import main
+from pusupport.models import predict
+from pusupport.saved import load_model
+from pusupport.training import train
+
+from test_own_data import digit_folder
+
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "TQDM_DISABLE": "1"}
+
+
+def pusupport(*args, cwd=None):
+    script = Path(sys.executable).with_name("pusupport")
+    return subprocess.run([str(script), *map(str, args)], capture_output=True, text=True, env=ENV,
+                          cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def digits(tmp_path_factory):
+    return digit_folder(tmp_path_factory.mktemp("cli") / "digits", per_class=60)
+
+
+@pytest.fixture(scope="module")
+def trained(digits, tmp_path_factory):
+    out = tmp_path_factory.mktemp("model")
+    run = pusupport("train", "--images", digits, "--positive", 0, 2, "--out", out / "m.pt",
+                    "--epochs", 2, "--device", "cpu", "--data-dir", out)
+    assert run.returncode == 0, run.stderr
+    return out / "m.pt", run.stdout
+
+
+def test_train_then_predict_one_row_per_test_image(trained, digits, tmp_path):
+    path, log = trained
+    assert "BBE: π = " in log and "(interval " in log and f"saved {path}" in log
+    run = pusupport("predict", path, digits / "test", "--csv", tmp_path / "p.csv")
+    assert run.returncode == 0, run.stderr
+    table = pd.read_csv(tmp_path / "p.csv")
+    files = sorted(str(p) for p in (digits / "test").rglob("*.png"))
+    assert sorted(table.id) == files and list(table.columns) == ["id", "score", "probability", "predicted"]
+    saved = load_model(path)
+    assert saved.positive_classes == ["0", "2"] and saved.classes == ["0", "1", "2", "3"]
+    x, ids = own.read_inputs(saved, digits / "test")
+    assert np.allclose(table.score, saved.scores(x).numpy(), rtol=1e-5, atol=1e-6)
+    assert set(table.predicted) <= {0, 1} and table.probability.between(0, 1).all()
+
+
+def test_the_saved_model_scores_as_the_model_in_memory(digits, tmp_path):
+    mine = own.load_own(digits, data_dir=tmp_path)
+    data = own.build_problem(mine, [0, 2], 20)
+    cfg = own.train_config(len(data.x_u), own.default_model(mine), epochs=1, device="cpu",
+                           progress=False, amp=False)
+    result = train(data, cfg)
+    path = own.save(tmp_path / "m.pt", result, mine, data, [0, 2])
+    assert torch.equal(load_model(path).scores(data.x_test), predict(result.model, data.x_test))
+
+
+def test_features_table_train_predict_and_estimate(tmp_path, capsys):
+    rng = np.random.default_rng(0)
+    y = np.arange(200) % 3
+    table = pd.DataFrame({"a": rng.normal(y, 0.5), "b": rng.normal(-y, 0.5), "y": y})
+    table.to_csv(tmp_path / "t.csv", index=False)
+    assert main(["train", "--features", str(tmp_path / "t.csv"), "--label-column", "y", "--positive",
+                 "2", "--out", str(tmp_path / "m.pt"), "--epochs", "2", "--prior", "0.3", "--device", "cpu"]) == 0
+    assert main(["predict", str(tmp_path / "m.pt"), str(tmp_path / "t.csv"), "--csv", str(tmp_path / "p.csv")]) == 0
+    assert len(pd.read_csv(tmp_path / "p.csv")) == 200
+    assert main(["estimate-prior", "--features", str(tmp_path / "t.csv"), "--label-column", "y",
+                 "--positive", "2", "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "BBE: π = " in out and "Elkan-Noto: π = " in out and "the labels give" in out
+
+
+def error_of(capsys, *args) -> str:
+    assert main([str(a) for a in args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "Traceback" not in "\n".join(err)
+    return err[-1]
+
+
+TRAIN = ("--epochs", 1, "--prior", 0.5, "--device", "cpu")
+
+
+def test_a_missing_folder(capsys, tmp_path):
+    msg = error_of(capsys, "train", "--images", tmp_path / "nope", "--positive", 0, "--out", tmp_path / "m.pt")
+    assert msg == f"pusupport train: error: image folder {tmp_path / 'nope'} was not found: check the path."
+
+
+def test_a_corrupt_image_then_skipped_and_counted(capsys, tmp_path):
+    folder = digit_folder(tmp_path / "d", classes=[0, 1], per_class=8)
+    (folder / "train" / "1" / "bad.png").write_text("not an image")
+    args = ("train", "--images", folder, "--positive", 1, "--out", tmp_path / "m.pt", "--data-dir", tmp_path, *TRAIN)
+    msg = error_of(capsys, *args)
+    assert f"cannot read the image {folder / 'train' / '1' / 'bad.png'}" in msg and "--skip-unreadable" in msg
+    assert main([str(a) for a in args] + ["--skip-unreadable"]) == 0
+    assert "warning: skipped 1 unreadable file(s)" in capsys.readouterr().err
+
+
+def test_mixed_sizes_need_image_size(capsys, tmp_path):
+    folder = digit_folder(tmp_path / "d", classes=[0, 1], per_class=4)
+    digit_folder(tmp_path / "d", classes=[2], per_class=4, size=30)
+    msg = error_of(capsys, "train", "--images", folder, "--positive", 1, "--out", tmp_path / "m.pt",
+                   "--data-dir", tmp_path, *TRAIN)
+    assert "images have different sizes: 28×28" in msg and "30×30" in msg and "pass image_size" in msg
+
+
+def test_a_single_class_and_an_empty_positive_class(capsys, tmp_path):
+    single = digit_folder(tmp_path / "one", classes=[0], per_class=4)
+    msg = error_of(capsys, "train", "--images", single, "--positive", 0, "--out", tmp_path / "m.pt",
+                   "--data-dir", tmp_path, *TRAIN)
+    assert "every training example is in a positive class ['0']" in msg and "name fewer" in msg
+    empty = digit_folder(tmp_path / "empty", classes=[0, 1], per_class=4)
+    for f in (empty / "train" / "1").iterdir():
+        f.unlink()
+    msg = error_of(capsys, "train", "--images", empty, "--positive", 1, "--out", tmp_path / "m.pt",
+                   "--data-dir", tmp_path, *TRAIN)
+    assert "positive class(es) ['1'] have no training examples" in msg
+
+
+def test_nan_in_a_feature_table(capsys, tmp_path):
+    table = pd.DataFrame({"a": np.arange(20.0), "label": np.arange(20) % 2})
+    table.loc[3, "a"] = np.nan
+    table.to_csv(tmp_path / "t.csv", index=False)
+    msg = error_of(capsys, "train", "--features", tmp_path / "t.csv", "--positive", 1, "--out",
+                   tmp_path / "m.pt", *TRAIN)
+    assert "1 training row(s) hold NaN or inf values: remove or impute them" in msg
+
+
+def test_a_truncated_model_and_inputs_the_model_cannot_take(capsys, trained, tmp_path):
+    path, _ = trained
+    cut = tmp_path / "cut.pt"
+    cut.write_bytes(path.read_bytes()[:300])
+    msg = error_of(capsys, "predict", cut, tmp_path, "--csv", tmp_path / "p.csv")
+    assert f"the saved model {cut} cannot be read" in msg and "Delete it and train again" in msg
+    pd.DataFrame({"a": [1.0]}).to_csv(tmp_path / "t.csv", index=False)
+    msg = error_of(capsys, "predict", path, tmp_path / "t.csv", "--csv", tmp_path / "p.csv")
+    assert "this model was trained on images of shape (1, 28, 28)" in msg and "pass a folder of images" in msg
+    from PIL import Image
+    (tmp_path / "rgb").mkdir()
+    Image.fromarray(np.zeros((28, 28, 3), np.uint8)).save(tmp_path / "rgb" / "x.png")
+    msg = error_of(capsys, "predict", path, tmp_path / "rgb", "--csv", tmp_path / "p.csv")
+    assert "this model takes 1-channel images" in msg and "have 3" in msg
