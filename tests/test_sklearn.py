@@ -1,0 +1,58 @@
+"""PUClassifier: pulearn's fit(X, s) convention, sklearn's clone, Pipeline and GridSearchCV."""
+import numpy as np
+import pytest
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
+
+from pusupport.sklearn import PUClassifier, lee_liu_score, lee_liu_scorer
+
+FAST = dict(epochs=3, estimator_epochs=2, model={"name": "mlp", "width": 0.1}, batch_size=64)
+
+
+@pytest.fixture(scope="module")
+def blobs():
+    rng = np.random.default_rng(0)
+    y = (np.arange(300) % 5 < 2).astype(int)                 # 40 % positive
+    X = rng.normal(0, 1, (300, 4)) + 2.5 * y[:, None]
+    s = np.zeros(300, int)
+    s[np.flatnonzero(y)[:60]] = 1                             # 60 labelled positives
+    return X * 10 + 5, y, s
+
+
+def test_fit_predict_and_the_estimated_prior(blobs):
+    X, y, s = blobs
+    clf = PUClassifier(**FAST).fit(X, s)
+    assert 0.01 <= clf.prior_ <= 0.99 and clf.prior_estimate_.method == "BBE"
+    assert list(clf.classes_) == [0, 1] and clf.n_features_in_ == 4
+    proba = clf.predict_proba(X)
+    assert proba.shape == (300, 2) and np.allclose(proba.sum(1), 1)
+    assert set(clf.predict(X)) <= {0, 1}
+    assert np.array_equal(clf.predict(X), (clf.decision_function(X) > 0).astype(int))
+    given = PUClassifier(prior=0.25, **FAST).fit(X, s)
+    assert given.prior_ == 0.25 and given.prior_estimate_ is None
+
+
+def test_clone_and_params():
+    clf = PUClassifier(prior=0.3, **FAST)
+    copy = clone(clf)
+    assert copy.get_params() == clf.get_params() and copy.model is not None
+    assert copy.set_params(lr=0.01).lr == 0.01
+
+
+def test_pipeline_and_grid_search_with_the_pu_scorer(blobs):
+    X, y, s = blobs
+    pipe = Pipeline([("scale", StandardScaler()), ("pu", PUClassifier(prior=0.3, **FAST))])
+    assert (pipe.fit(X, s).predict(X) == y).mean() > 0.7
+    search = GridSearchCV(pipe, {"pu__lr": [1e-3, 1e-2]}, cv=2, scoring=lee_liu_scorer).fit(X, s)
+    assert search.best_params_["pu__lr"] in (1e-3, 1e-2) and np.isfinite(search.best_score_)
+
+
+def test_lee_liu_score_and_bad_labels(blobs):
+    s = np.array([1, 1, 0, 0])
+    assert lee_liu_score(s, [1, 0, 1, 0]) == pytest.approx(0.5 ** 2 / 0.5)
+    assert lee_liu_score(s, [0, 0, 0, 0]) == 0.0
+    X, _, _ = blobs
+    with pytest.raises(ValueError, match="s must be 1 for labelled positives and 0"):
+        PUClassifier(**FAST).fit(X[:4], [1, 0, 2, 0])
