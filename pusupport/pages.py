@@ -39,8 +39,11 @@ PAGES = {
                    "parameters": {"dataset": (str, type(None)), "epochs": OPT_INT}},
     "prior": {"dataset": "synthetic", "selects": True, "parameters": {"epochs": OPT_INT}},
     "own_data": {"dataset": None,
-                 "parameters": {"image_folder": (str, type(None)),
+                 "parameters": {"image_folder": (str, type(None)), "features": (str, type(None)),
+                                "label_column": (str, type(None)),
                                 "positive_classes": (list, type(None)),
+                                "image_size": (int, list, type(None)),
+                                "prior": (float, type(None)), "model": (str, dict, type(None)),
                                 "n_labeled": OPT_INT, "epochs": OPT_INT}},
     "summary": {"dataset": None, "parameters": {}},
     "real_data": {"dataset": "cifar10", "selects": True, "results": "real_{dataset}",
@@ -51,7 +54,7 @@ PAGES = {
 #: Pages whose experiment the paper does not run (what they show instead).
 NOT_IN_PAPER_PAGES = {"formulation": "a short demonstration of Eqs. 8–9",
                       "prior": "prior estimation and misspecified priors",
-                      "own_data": "your own images"}
+                      "own_data": "your own images or features"}
 
 _IPYTHON_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
 PLAIN_TYPES = (type(None), bool, int, float, str, list, tuple, dict)
@@ -216,6 +219,12 @@ def _check_schedule(page: str, s: Settings) -> None:
                          f"to at least {max(late)}")
 
 
+def _is_setting(name: str) -> bool:
+    """Whether a page parameter is a setting (else the page reads it; ``model`` is a page's
+    choice of network, not the train section's ModelConfig)."""
+    return name != "model" and bool(section_of(name))
+
+
 def resolve_page(page: str, namespace: dict) -> Page:
     """Validate a notebook's parameters (its ``globals()``) and resolve its settings."""
     if page not in PAGES:
@@ -239,7 +248,7 @@ def resolve_page(page: str, namespace: dict) -> Page:
         raise ValueError(f"unknown dataset {dataset!r}: use one of {sorted(PAPER)}")
     paper, settings = page_settings(page, dataset, profile)
     explicit = {k: v for k, v in given.items() if k in PAGES[page]["parameters"]
-                and v is not None and section_of(k)}
+                and v is not None and _is_setting(k)}
     settings = settings.merge(sectioned(explicit))
     _check_schedule(page, settings)
     seeds = given["seeds"] if given["seeds"] is not None else list(range(settings.page.n_seeds))
@@ -247,7 +256,7 @@ def resolve_page(page: str, namespace: dict) -> Page:
         raise TypeError(f"seeds={seeds!r}: give a non-empty list of ints, e.g. [0, 1, 2]")
     settings = settings.merge({"page": {"n_seeds": len(seeds)}})
     data_dir = given["data_dir"] or os.environ.get("PUSUPPORT_DATA")
-    params = {k: given[k] for k in PAGES[page]["parameters"] if not section_of(k)}
+    params = {k: given[k] for k in PAGES[page]["parameters"] if not _is_setting(k)}
     if params.get("dataset") is None:          # the profile chose the data set, if any
         params.pop("dataset", None)
     name = PAGES[page].get("results", page).format(dataset=dataset)

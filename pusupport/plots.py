@@ -129,12 +129,15 @@ def selection_growth(history: pd.DataFrame, hue: str = "method"):
     return fig
 
 
-def image_grid(images, titles, positive=None, columns: int = 8):
-    """A grid of images (N, C, H, W in [0, 1]) with titles, green/red by ``positive``."""
+def image_grid(images, titles, positive=None, columns: int = 8, axes=None):
+    """A grid of images (N, C, H, W in [0, 1]) with titles, green/red by ``positive``
+    (on ``axes``, a 2-D array of axes, when given)."""
     import numpy as np
     n = len(images)
     rows = max(1, -(-n // columns))
-    fig, axes = plt.subplots(rows, columns, figsize=(1.6 * columns, 1.8 * rows), squeeze=False)
+    fig = None
+    if axes is None:
+        fig, axes = plt.subplots(rows, columns, figsize=(1.6 * columns, 1.8 * rows), squeeze=False)
     for i, ax in enumerate(axes.flat):
         ax.axis("off")
         if i >= n:
@@ -143,5 +146,20 @@ def image_grid(images, titles, positive=None, columns: int = 8):
         ax.imshow(img.squeeze(-1) if img.shape[-1] == 1 else np.clip(img, 0, 1), cmap="gray")
         color = "black" if positive is None else (P_COLOR if positive[i] else "#d62728")
         ax.set_title(titles[i], fontsize=8, color=color)
-    fig.tight_layout()
+    if fig is not None:
+        fig.tight_layout()
+    return fig
+
+
+def curves_beside_images(history: pd.DataFrame, images=None, titles=(), positive=None,
+                         columns: int = 6):
+    """Test error (and AUC where it is defined) per epoch, beside an image grid if given."""
+    metrics = [m for m in ("test_error", "test_auc") if history[m].notna().any()]
+    fig = plt.figure(figsize=(13 if images is not None else 5, 5), layout="constrained")
+    left, right = fig.subfigures(1, 2, width_ratios=[1, 1.8]) if images is not None else (fig, None)
+    for ax, metric in zip(left.subplots(max(1, len(metrics)), 1, squeeze=False).flat, metrics):
+        learning_curves(history, metric, ax=ax, ylabel=metric.replace("_", " "))
+    if right is not None:
+        rows = max(1, -(-len(images) // columns))
+        image_grid(images, titles, positive, columns, right.subplots(rows, columns, squeeze=False))
     return fig

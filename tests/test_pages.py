@@ -228,3 +228,27 @@ def test_prior_page_at_the_paper_profile_keeps_each_prior_s_checkpoints_apart(tm
     assert groups == ["prior BBE estimate", "prior ×0.8", "prior ×1"]
     again = run_prior_sensitivity(exp, make_data, estimate=0.45)      # resumed from each group
     assert again.drop(columns="wall_time").equals(h.drop(columns="wall_time"))
+
+
+def test_own_data_page_parameters():
+    """Images or features, positive classes as names or ints, image_size int or pair, π given
+    or None, a model by name or dict; a wrong type names the fix."""
+    from pusupport.config import ModelConfig
+    from pusupport.experiments.own_data import own_data_settings
+    page = resolve_page("own_data", params("own_data", profile="smoke", features="t.csv",
+                                           label_column="y", positive_classes=[1, 2], image_size=[20, 24],
+                                           prior=0.3, model={"name": "mlp", "width": 0.5}))
+    s = own_data_settings(page)
+    assert s["features"] == "t.csv" and s["image_folder"] is None and s["label_column"] == "y"
+    assert s["positive_classes"] == ["1", "2"] and s["prior"] == 0.3 and s["image_size"] == [20, 24]
+    assert s["model"] == ModelConfig("mlp", width=0.5) and s["train"].epochs == 2
+    assert own_data_settings(resolve_page("own_data", params("own_data", image_folder="d",
+                                                              positive_classes=["a"], model=None)))["model"] is None
+    with pytest.raises(TypeError, match="parameter prior='0.3' has type str; expected float or None"):
+        resolve_page("own_data", params("own_data", prior="0.3"))
+    with pytest.raises(TypeError, match="parameter image_size=.*expected int or list or None"):
+        resolve_page("own_data", params("own_data", image_size="32"))
+    with pytest.raises(ValueError, match="positive_classes is required with your own data"):
+        own_data_settings(resolve_page("own_data", params("own_data", features="t.csv")))
+    with pytest.raises(ValueError, match="image_folder or features, not both"):
+        own_data_settings(resolve_page("own_data", params("own_data", features="t", image_folder="d")))

@@ -1,27 +1,30 @@
-"""The own-data page: a folder of images, its positive classes, and aaPU trained on it."""
+"""The own-data page: an image folder or a feature table, its positive classes, and aaPU
+trained on it (the steps themselves are in :mod:`pusupport.own`)."""
 from __future__ import annotations
 
-from ..config import Settings, TrainConfig
 from ..pages import Page
-from ..paper import OWN_DATA_ESTIMATOR
 
 
 def own_data_settings(page: Page) -> dict:
-    """The folder, its positive classes, and the estimator's and aaPU's settings.
-
-    aaPU selects from epoch ⌊epochs/4⌋ (at least 1) and 2 % of U an epoch.
-    """
+    """The input, its positive classes, π (None: estimated), the model (None: the default
+    for the input), sizes, and the page's training settings (aaPU's selection follows
+    from the data: see :func:`pusupport.own.train_config`)."""
+    from dataclasses import replace
+    from ..config import as_model_config
     from ..datasets import CIFAR10_POSITIVE, data_root
-    example = page.params.get("image_folder") is None
-    folder = str(data_root(page.data_dir) / "cifar10-jpeg") if example else page.params["image_folder"]
-    positive = page.params.get("positive_classes") or (CIFAR10_POSITIVE if example else None)
+    p = page.params
+    if p.get("image_folder") is not None and p.get("features") is not None:
+        raise ValueError("give image_folder or features, not both")
+    example = p.get("image_folder") is None and p.get("features") is None
+    folder = str(data_root(page.data_dir) / "cifar10-jpeg") if example else p.get("image_folder")
+    positive = p.get("positive_classes") or (CIFAR10_POSITIVE if example else None)
     if not positive:
-        raise ValueError("positive_classes is required with your own image_folder: "
+        raise ValueError("positive_classes is required with your own data: "
                          "-y 'positive_classes: [name1, name2]'")
     s = page.settings
-    train: TrainConfig = page.train_config(
-        "aapu", n_select=max(1, (s.data.n_unlabeled or 50_000) // 50),
-        select_from=max(1, s.train.epochs // 4))
-    return {"image_folder": folder, "positive_classes": [str(c) for c in positive],
+    return {"image_folder": folder, "features": p.get("features"),
+            "label_column": p.get("label_column") or "label",
+            "positive_classes": [str(c) for c in positive], "image_size": p.get("image_size"),
+            "prior": p.get("prior"), "model": None if p.get("model") is None else as_model_config(p["model"]),
             "n_labeled": s.data.n_labeled, "n_unlabeled": s.data.n_unlabeled,
-            "train": train, "estimator": Settings().merge(OWN_DATA_ESTIMATOR[page.profile]).train}
+            "train": replace(s.train, device=page.device, seed=page.seeds[0])}
