@@ -68,7 +68,7 @@ def cmd_train(args) -> None:
     if bbe is not None:
         print(own.describe_estimate(bbe))
     cfg = own.train_config(len(problem.x_u), model, args.method, args.epochs, device=args.device,
-                           seed=args.seed, amp=None)
+                           seed=args.seed)
     print(f"{len(problem.x_p)} labelled positives, {len(problem.x_u)} unlabelled; "
           f"{cfg.method} with {cfg.model.name} for {cfg.epochs} epochs, π = {problem.prior:.3f}")
     result = train(problem, cfg)

@@ -150,3 +150,18 @@ def test_a_truncated_model_and_inputs_the_model_cannot_take(capsys, trained, tmp
     Image.fromarray(np.zeros((28, 28, 3), np.uint8)).save(tmp_path / "rgb" / "x.png")
     msg = error_of(capsys, "predict", path, tmp_path / "rgb", "--csv", tmp_path / "p.csv")
     assert "this model takes 1-channel images" in msg and "have 3" in msg
+
+
+def test_npz_and_npy_layouts(tmp_path):
+    rng = np.random.default_rng(1)
+    x, y = rng.normal(size=(50, 3)).astype(np.float32), np.arange(50) % 2
+    np.savez(tmp_path / "t.npz", x=x, y=y, x_test=x[:10], y_test=y[:10])
+    mine = own.load_own(features=tmp_path / "t.npz")
+    assert mine.labeled.x_train.shape == (50, 3) and len(mine.labeled.y_test) == 10
+    assert mine.labeled.classes == ["0", "1"] and mine.kind == "features"
+    np.save(tmp_path / "t.npy", np.column_stack([x, y]))
+    mine = own.load_own(features=tmp_path / "t.npy")
+    assert mine.labeled.x_train.shape == (40, 3) and mine.labeled.x_test.shape == (10, 3)
+    assert mine.preprocessing["columns"] == ["0", "1", "2"]
+    xs, _, _, ids = own.read_table(tmp_path / "t.npy", columns=["0", "1", "2"])
+    assert torch.equal(xs, torch.tensor(x)) and ids[:2] == ["0", "1"]
