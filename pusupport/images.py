@@ -90,7 +90,7 @@ def decode_images(files, image_size=None, skip_unreadable: bool = False):
     if len(shapes) > 1:
         examples = ", ".join(f"{h}×{w} (e.g. {f})" for (h, w), f in list(shapes.items())[:3])
         raise ValueError(f"images have different sizes: {examples}: pass image_size=(H, W) "
-                         "(or an int) to resize them all")
+                         "(or an int; command line: --image-size H W) to resize them all")
     return torch.stack(images), kept
 
 

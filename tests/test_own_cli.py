@@ -111,7 +111,7 @@ def test_mixed_sizes_need_image_size(capsys, tmp_path):
     digit_folder(tmp_path / "d", classes=[2], per_class=4, size=30)
     msg = error_of(capsys, "train", "--images", folder, "--positive", 1, "--out", tmp_path / "m.pt",
                    "--data-dir", tmp_path, *TRAIN)
-    assert "images have different sizes: 28×28" in msg and "30×30" in msg and "pass image_size" in msg
+    assert "images have different sizes: 28×28" in msg and "30×30" in msg and "--image-size H W" in msg
 
 
 def test_a_single_class_and_an_empty_positive_class(capsys, tmp_path):

@@ -38,3 +38,16 @@ def test_the_page_runs_on_a_digit_folder(tmp_path):
 def test_a_missing_folder_is_a_dataset_not_found_error(tmp_path):
     run = run_page(tmp_path, "-p", "image_folder", str(tmp_path / "nope"), "-y", "positive_classes: [0]")
     assert run.returncode != 0 and "DatasetNotFoundError" in run.stderr + run.stdout
+
+
+def test_the_page_runs_on_a_feature_table_with_a_given_prior(tmp_path):
+    import numpy as np
+    import pandas as pd
+    rng = np.random.default_rng(0)
+    y = np.arange(300) % 3
+    pd.DataFrame({"a": rng.normal(y, 0.5), "b": rng.normal(-y, 0.5), "y": y}).to_csv(tmp_path / "t.csv", index=False)
+    run = run_page(tmp_path, "-p", "features", str(tmp_path / "t.csv"), "-p", "label_column", "y",
+                   "-y", "positive_classes: [2]", "-p", "prior", "0.33", "-y", "model: {name: mlp, width: 0.25}")
+    assert run.returncode == 0, run.stderr[-3000:]
+    summary = json.loads((tmp_path / "out" / "own_data" / "summary.json").read_text())
+    assert summary["status"] == "run" and summary["prior"] == 0.33 and summary["prior_estimate"] is None
