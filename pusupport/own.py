@@ -41,8 +41,9 @@ class OwnData:
         return self.preprocessing["kind"]
 
 
-def _missing(path: Path, what: str, layout: list[str]) -> DatasetNotFoundError:
-    return DatasetNotFoundError(f"{what} {path}", path, layout, "nothing (the data are yours to provide)",
+def _missing(path: Path, what: str, layout: list[str] | None = None) -> DatasetNotFoundError:
+    root, layout = (path, layout) if layout else (path.parent, [path.name])
+    return DatasetNotFoundError(f"{what} {path}", root, layout, "nothing (the data are yours to provide)",
                                 "check the path")
 
 
@@ -52,7 +53,7 @@ def read_table(path, label_column: str | None = None, columns=None):
     With ``columns`` (a saved model's), exactly those columns are the features."""
     path = Path(path)
     if not path.is_file():
-        raise _missing(path, "feature table", [path.name])
+        raise _missing(path, "feature table")
     suffix = path.suffix.lower()
     if suffix not in TABLES:
         raise ValueError(f"{path}: unknown table format {suffix!r}: use one of {', '.join(TABLES)}")
@@ -209,7 +210,7 @@ def read_inputs(saved: SavedModel, path, image_size=None, skip_unreadable: bool 
     path = Path(path)
     kind = saved.preprocessing.get("kind")
     if not path.exists():
-        raise _missing(path, "input", [path.name])
+        raise _missing(path, "input")
     if path.is_dir():
         if kind != "images":
             raise ValueError(f"this model was trained on a feature table; {path} is a folder: "
