@@ -99,6 +99,17 @@ def test_values_held_as_python_objects_are_read_as_numbers():
     assert p.mean == pytest.approx(-0.0667, abs=1e-4) and p.low < p.high
 
 
+def test_higher_is_better_metrics_reverse_the_sides():
+    from pusupport.verdicts import Paired
+    gain = Paired(5, 0.7, 0.5, 0.9, 0.06, 0.1)                   # e.g. an AUC gain of 0.5 to 0.9
+    assert verdict(gain, lower_is_better=False) == REPRODUCED and verdict(gain) == CONTRADICTED
+
+
+def test_values_read_as_text_are_numbers():
+    p = paired_difference(["0.10", "0.20", "0.30"], ["0.20", "0.25", "0.35"])
+    assert p.mean == pytest.approx(-0.0667, abs=1e-4) and p.n == 3
+
+
 def test_describe_shows_four_decimals():
     from pusupport.verdicts import Paired
     assert Paired(3, -0.012345, -0.03, 0.005, 0.25, 0.02).describe() == (
