@@ -1,11 +1,13 @@
 """pusupport — the code behind the aaPU reproduction book.
 
-Modules: ``losses`` (Eqs. 2–3), ``risks`` (uPU, nnPU, aaPU, PN), ``methods`` (the
-registry of trained methods), ``selection`` (Algorithm 1, lines 7–9), ``data`` and
-``datasets`` (PU problems), ``models`` (the paper's networks), ``stacking`` and
-``members`` (K seeds as one network), ``config`` (typed settings), ``training``
-(the one loop), ``records`` (results on disk), ``pages`` and ``runs`` (the book's
-pages), ``experiments`` (single-page drivers).
+Modules: ``losses`` (Eqs. 2–3), ``risks`` (PN, uPU, nnPU, aaPU), ``methods`` (the
+registry of trained methods), ``selection`` (Algorithm 1, lines 7–9), ``data``,
+``datasets`` and ``images`` (PU problems), ``models`` (the paper's networks),
+``stacking`` and ``members`` (K seeds as one network), ``config`` (typed settings),
+``training`` (the one loop), ``records`` and ``verdicts`` (results and paired
+comparisons), ``claims`` (the paper's claims), ``paper``, ``pages``, ``runs`` and
+``experiments`` (the book's pages), ``own``, ``saved``, ``cli`` and ``sklearn`` (your
+own data: the command line, saved models, a scikit-learn estimator).
 """
 from .config import DataConfig, ModelConfig, PageConfig, Settings, TrainConfig
 from .data import PUData, synthetic
