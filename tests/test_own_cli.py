@@ -29,7 +29,7 @@ def pusupport(*args, cwd=None):
 
 @pytest.fixture(scope="module")
 def digits(tmp_path_factory):
-    return digit_folder(tmp_path_factory.mktemp("cli") / "digits", per_class=60)
+    return digit_folder(tmp_path_factory.mktemp("cli") / "digits", per_class=300)
 
 
 @pytest.fixture(scope="module")

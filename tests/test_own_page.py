@@ -26,7 +26,7 @@ def run_page(tmp_path, *params):
 
 
 def test_the_page_runs_on_a_digit_folder(tmp_path):
-    folder = digit_folder(tmp_path / "digits", per_class=60)
+    folder = digit_folder(tmp_path / "digits", per_class=300)
     run = run_page(tmp_path, "-p", "image_folder", str(folder), "-y", "positive_classes: [0, 2]")
     assert run.returncode == 0, run.stderr[-3000:]
     summary = json.loads((tmp_path / "out" / "own_data" / "summary.json").read_text())
