@@ -37,6 +37,9 @@ def parser() -> argparse.ArgumentParser:
     train.add_argument("--prior", type=float, help="π, the positive fraction of U (default: BBE estimate)")
     train.add_argument("--method", default="aapu", help="aapu (default), nnpu, upu, …")
     train.add_argument("--epochs", type=int, help="training epochs (default 50)")
+    train.add_argument("--lr", type=float, help="Adam's learning rate (default 1e-4)")
+    train.add_argument("--batch-size", type=int, help="mini-batch size (default 500; use less for "
+                       "small data sets: each epoch makes ⌈n/batch⌉ steps)")
     train.add_argument("--model", help="model name (default: ¼-width Kiryo CNN for images, MLP for features)")
     pred = sub.add_parser("predict", help="score images or table rows with a saved model")
     pred.add_argument("model", help="a model saved by pusupport train")
@@ -67,8 +70,9 @@ def cmd_train(args) -> None:
                                     args.device)
     if bbe is not None:
         print(own.describe_estimate(bbe))
+    given = {k: v for k, v in (("lr", args.lr), ("batch_size", args.batch_size)) if v is not None}
     cfg = own.train_config(len(problem.x_u), model, args.method, args.epochs, device=args.device,
-                           seed=args.seed)
+                           seed=args.seed, **given)
     print(f"{len(problem.x_p)} labelled positives, {len(problem.x_u)} unlabelled; "
           f"{cfg.method} with {cfg.model.name} for {cfg.epochs} epochs, π = {problem.prior:.3f}")
     result = train(problem, cfg)

@@ -114,7 +114,8 @@ def load_image_folder(path, image_size=None, data_dir=None, skip_unreadable: boo
     signature = {"path": str(path.resolve()), "image_size": image_size_pair(image_size),
                  "skip_unreadable": skip_unreadable,
                  **{split: _files_digest(path / split, v[1]) for split, v in listed.items()}}
-    key = "imagefolder-" + hashlib.sha1(signature["path"].encode()).hexdigest()[:12]
+    key = "imagefolder-" + hashlib.sha1(repr((signature["path"], signature["image_size"],
+                                              skip_unreadable)).encode()).hexdigest()[:12]
 
     def build():
         out = {}
@@ -125,6 +126,9 @@ def load_image_folder(path, image_size=None, data_dir=None, skip_unreadable: boo
                 continue
             x, kept = decode_images(files, image_size, skip_unreadable)
             out[split] = (x, torch.tensor(labels)[kept])
+        if len({x.shape[1] for x, _ in out.values() if len(x)}) > 1:     # colour in one split only
+            out = {split: (x.expand(-1, 3, -1, -1).contiguous() if x.shape[1] == 1 else x, y)
+                   for split, (x, y) in out.items()}
         return out
     data = _cached(data_root(data_dir), key, signature, build)
     return LabeledData(*data["train"], *data["test"], listed["train"][0])

@@ -186,7 +186,7 @@ def train_config(n_unlabeled: int, model: ModelConfig, method: str = "aapu", epo
     selects 2 % of U an epoch from epoch ⌊epochs/4⌋ (at least 1)."""
     from .config import merge
     cfg = base or replace(Settings().merge(PAGE_CHANGES["own_data"]["paper"]).train, amp=None)
-    epochs = epochs or cfg.epochs
+    epochs = cfg.epochs if epochs is None else epochs
     return merge(cfg, {"method": method, "model": model, "epochs": epochs,
                        "n_select": max(1, n_unlabeled // 50), "select_from": max(1, epochs // 4),
                        **overrides}, "train")

@@ -154,3 +154,29 @@ def test_a_model_that_cannot_take_the_input_shape_says_so(tmp_path):
         build_model("coteaching_cnn", (2, 1, 16, 16))
     with pytest.raises(ValueError, match="takes images .* use an MLP"):
         build_model("kiryo_cnn", (2, 10))
+
+
+def test_one_colour_image_makes_every_split_colour(tmp_path):
+    from PIL import Image
+    folder = digit_folder(tmp_path / "mixed", classes=[0, 1], per_class=4)
+    Image.new("RGB", (28, 28), (200, 10, 10)).save(folder / "train" / "1" / "red.png")
+    raw = load_image_folder(folder, data_dir=tmp_path)
+    assert raw.x_train.shape[1:] == (3, 28, 28) and raw.x_test.shape[1:] == (3, 28, 28)
+    grey = raw.x_test[0]
+    assert torch.equal(grey[0], grey[1]) and torch.equal(grey[1], grey[2])   # grey as R = G = B
+
+
+def test_each_image_size_has_its_own_cache(tmp_path, digits):
+    import warnings
+    load_image_folder(digits, image_size=20, data_dir=tmp_path)
+    load_image_folder(digits, image_size=24, data_dir=tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")                          # no "stale cache" rebuild
+        assert load_image_folder(digits, image_size=20, data_dir=tmp_path).x_train.shape[2:] == (20, 20)
+    assert len(list((tmp_path / "cache").glob("imagefolder-*.pt"))) == 2
+
+
+def test_zero_epochs_is_an_error_not_the_default():
+    from pusupport import own
+    with pytest.raises(ValueError, match="epochs must be an int >= 1, got 0"):
+        own.train_config(100, ModelConfig("mlp"), epochs=0)
