@@ -78,6 +78,9 @@ def cmd_train(args) -> None:
     result = train(problem, cfg)
     last = result.history.iloc[-1]
     print(f"test error {last.test_error:.4f}, AUC {last.test_auc:.4f}")
+    warning = own.check_trained(result, problem)
+    if warning:
+        print(f"warning: {warning}", file=sys.stderr)
     print(f"saved {own.save(args.out, result, data, problem, args.positive)}")
 
 

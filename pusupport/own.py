@@ -174,6 +174,17 @@ def choose_prior(data: PUData, prior: float | None, config: TrainConfig | None =
     return replace(data, prior=bbe.estimate), bbe
 
 
+def check_trained(result, data: PUData) -> str:
+    """A warning when the trained classifier is degenerate on the test set (else on U), or ""."""
+    from .models import predict
+    from .prior import degenerate
+    x = data.x_test if len(data.x_test) else data.x_u
+    device = next(result.model.parameters()).device
+    problem = degenerate(predict(result.model, x.to(device), amp=bool(result.config.amp)).cpu())
+    return (f"the trained classifier is degenerate: {problem}. Check π, and train longer or with "
+            "a larger learning rate / smaller batches (--epochs, --lr, --batch-size)") if problem else ""
+
+
 def describe_estimate(e) -> str:
     """One line: 'BBE: π = 0.412 (interval 0.370–0.455)', and its note if clipped."""
     return (f"{e.method}: π = {e.estimate:.3f} (interval {e.low:.3f}–{e.high:.3f})"

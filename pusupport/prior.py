@@ -56,6 +56,21 @@ class PriorEstimate:
                 "high": self.high, "seconds": self.seconds, "note": self.note}
 
 
+def degenerate(scores) -> str:
+    """What is wrong with a classifier whose ``scores`` g(x) do not separate anything:
+    constant scores, or every point on one side of 0 ("" when neither)."""
+    s = torch.as_tensor(scores).float().reshape(-1)
+    if len(s) == 0:
+        return ""
+    if float(s.max() - s.min()) <= 1e-6 * max(1.0, float(s.abs().max())):
+        return f"its scores are constant ({float(s[0]):.3g}): it learned nothing"
+    if bool((s > 0).all()):
+        return "it calls every point positive"
+    if bool((s <= 0).all()):
+        return "it calls every point negative"
+    return ""
+
+
 def _check_scores(scores_p, scores_u):
     scores_p, scores_u = torch.as_tensor(scores_p).float(), torch.as_tensor(scores_u).float()
     for name, s in (("positive", scores_p), ("unlabelled", scores_u)):
@@ -144,4 +159,10 @@ def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, **overrides) -> di
     elapsed = time.perf_counter() - start
     bbe = bbe_from_scores(g_p, g_u, delta)
     en = elkan_noto_from_scores(torch.sigmoid(g_p), len(p1), len(u1))
+    problem = degenerate(torch.cat([g_p, g_u]))
+    if problem:
+        note = (f"the P-vs-U classifier is degenerate ({problem}), so this estimate says nothing "
+                "about π: train it longer, or pass the prior yourself (prior=...)")
+        warnings.warn(note, stacklevel=2)
+        bbe, en = (replace(e, note=f"{e.note} {note}".strip()) for e in (bbe, en))
     return {e.method: replace(e, seconds=round(elapsed, 2)) for e in (bbe, en)}

@@ -180,3 +180,35 @@ def test_zero_epochs_is_an_error_not_the_default():
     from pusupport import own
     with pytest.raises(ValueError, match="epochs must be an int >= 1, got 0"):
         own.train_config(100, ModelConfig("mlp"), epochs=0)
+
+
+def test_a_degenerate_trained_classifier_is_reported():
+    from pusupport import own
+    from pusupport.config import TrainConfig
+    from pusupport.training import RunResult
+
+    class Constant(torch.nn.Module):
+        def __init__(self, value):
+            super().__init__()
+            self.value = torch.nn.Parameter(torch.tensor(value))
+
+        def forward(self, x):
+            return self.value.expand(len(x))
+    x_test = np.column_stack([np.linspace(0, 1, 8), np.zeros(8)])          # x₁ − 0.5 changes sign
+    data = from_arrays(np.random.default_rng(0).random((30, 2)), [0, 1, 2], x_test=x_test,
+                       y_test=np.array([1, -1] * 4), prior=0.4)
+    for value, said in ((0.5, "constant"), (-0.5, "constant")):
+        warning = own.check_trained(RunResult(None, Constant(value), None, TrainConfig()), data)
+        assert said in warning and "--epochs, --lr, --batch-size" in warning
+    good = torch.nn.Linear(2, 1)
+    with torch.no_grad():
+        good.weight.copy_(torch.tensor([[1.0, 0.0]]))
+        good.bias.fill_(-0.5)
+    class Flat(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = good
+
+        def forward(self, x):
+            return self.lin(x).squeeze(-1)
+    assert own.check_trained(RunResult(None, Flat(), None, TrainConfig()), data) == ""

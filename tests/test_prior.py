@@ -60,3 +60,19 @@ def test_an_estimate_at_1_is_clipped_into_a_usable_prior_and_says_why():
     with pytest.warns(UserWarning, match="near 0"):
         assert PriorEstimate("BBE", 0.0, 0.0, 0.02).estimate == 0.01
     assert PriorEstimate("BBE", 0.4, 0.3, 0.5).note == ""           # a usable estimate is kept
+
+
+def test_a_degenerate_classifier_is_named():
+    from pusupport.prior import degenerate
+    assert degenerate(torch.full((50,), 0.3)) == "its scores are constant (0.3): it learned nothing"
+    assert degenerate(torch.linspace(0.1, 2, 50)) == "it calls every point positive"
+    assert degenerate(torch.linspace(-2, 0, 50)) == "it calls every point negative"
+    assert degenerate(torch.linspace(-1, 1, 50)) == ""
+    assert degenerate(torch.zeros(0)) == ""
+
+
+def test_estimates_from_a_degenerate_p_vs_u_classifier_say_so():
+    x_p, x_u = mixture(0.4, n_p=40, n_u=80)
+    with pytest.warns(UserWarning, match="degenerate .* says nothing about π"):
+        est = estimate_prior(x_p, x_u, model="mlp", epochs=1, lr=1e-12, device="cpu")
+    assert all("degenerate" in e.note for e in est.values())
