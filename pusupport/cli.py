@@ -64,6 +64,8 @@ def _problem(args):
 
 
 def cmd_train(args) -> None:
+    from .methods import get_method
+    get_method(args.method)                    # a typo fails before any data are read
     data, problem = _problem(args)
     model = own.as_model_config(args.model) if args.model else own.default_model(data)
     problem, bbe = own.choose_prior(problem, args.prior, own.estimator_config(data), args.seed,

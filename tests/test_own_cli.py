@@ -96,6 +96,12 @@ def test_a_missing_folder(capsys, tmp_path):
     assert msg == f"pusupport train: error: image folder {tmp_path / 'nope'} was not found: check the path."
 
 
+def test_a_mistyped_method_fails_before_the_data_are_read(capsys, tmp_path):
+    msg = error_of(capsys, "train", "--images", tmp_path / "nope", "--positive", 0, "--method", "aaPU",
+                   "--out", tmp_path / "m.pt")
+    assert msg.startswith("pusupport train: error: unknown method 'aaPU': use one of ['upu', 'nnpu'")
+
+
 def test_a_corrupt_image_then_skipped_and_counted(capsys, tmp_path):
     folder = digit_folder(tmp_path / "d", classes=[0, 1], per_class=8)
     (folder / "train" / "1" / "bad.png").write_text("not an image")
