@@ -12,6 +12,8 @@ from dataclasses import dataclass, field, fields, replace
 from .losses import LOSSES
 from .methods import METHODS, get_method
 from .models import MODELS
+from .risks import S_WEIGHTS
+from .runtime import AUTOCAST, DROPOUT_STREAMS, GENERATORS
 
 
 class ConfigError(ValueError):
@@ -79,6 +81,9 @@ class TrainConfig:
     With ``checkpoint_dir`` set, the run saves a checkpoint every ``checkpoint_every``
     epochs and at its end, and calling it again resumes from the last one.
     ``compile`` runs the training forward pass through ``torch.compile``.
+    ``autocast``, ``channels_last``, ``generators``, ``dropout_streams`` and ``compile``
+    are the device-conditional choices (:mod:`pusupport.runtime`: "auto"/None = the
+    device's default).
     """
 
     method: str = "aapu"
@@ -95,9 +100,13 @@ class TrainConfig:
     select_from: int = 200
     selection_loss: str = "logistic"
     allow_repick: bool = True
+    s_weight: str = "labeled"
     seed: int = 0
     device: str = "auto"
-    amp: bool | None = None
+    autocast: str = "auto"
+    channels_last: bool | None = None
+    generators: str = "auto"
+    dropout_streams: str = "auto"
     eval_batch_size: int = 4096
     eval_every: int = 1
     compile: bool = False
@@ -122,8 +131,13 @@ class TrainConfig:
         for name in ("compile", "allow_repick", "progress"):
             _need(isinstance(getattr(self, name), bool),
                   f"{name} must be True or False, got {getattr(self, name)!r}")
-        _need(self.amp is None or isinstance(self.amp, bool),
-              f"amp must be True, False or None (None: bf16 autocast on CUDA only), got {self.amp!r}")
+        for name, allowed in (("s_weight", S_WEIGHTS), ("autocast", AUTOCAST), ("generators", GENERATORS),
+                              ("dropout_streams", DROPOUT_STREAMS)):
+            _need(getattr(self, name) in allowed,
+                  f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
+        _need(self.channels_last in (None, True, False),
+              f"channels_last must be True, False or None (the device's default), "
+              f"got {self.channels_last!r}")
         if METHODS[self.method].selects:
             _need(_is_int(self.select_from, 1) and self.select_from <= self.epochs,
                   f"select_from={self.select_from} is outside epochs 1..{self.epochs}: "

@@ -11,6 +11,7 @@ import torch
 
 from .data import PUData
 from .models import build_model, predict
+from .runtime import Runtime
 from .sparse import as_model_input, cat_rows
 from .stacking import NotStackable, StackedNet
 
@@ -20,13 +21,13 @@ class SingleModel:
 
     K = 1
 
-    def __init__(self, datas: list[PUData], seeds: list[int], cfg, device: torch.device):
+    def __init__(self, datas: list[PUData], seeds: list[int], cfg, runtime: Runtime):
         (data,), (seed,) = datas, seeds
         torch.manual_seed(seed)
-        self.data = data.to(device)
+        self.data = data.to(runtime.device)
         self.prior = data.prior
-        self.model = build_model(cfg.model, data.x_u.shape).to(device)
-        self.channels_last = device.type == "cuda" and self.data.x_u.dim() == 4
+        self.model = build_model(cfg.model, data.x_u.shape).to(runtime.device)
+        self.channels_last = runtime.channels_last and self.data.x_u.dim() == 4
         if self.channels_last:
             self.model = self.model.to(memory_format=torch.channels_last)
         self.forward = torch.compile(self.model, dynamic=True) if cfg.compile else self.model
@@ -100,7 +101,8 @@ def check_stackable(data: PUData) -> None:
 class StackedModels:
     """K seeds trained as one stacked network; data of equal sizes, shared tensors kept once."""
 
-    def __init__(self, datas: list[PUData], seeds: list[int], cfg, device: torch.device):
+    def __init__(self, datas: list[PUData], seeds: list[int], cfg, runtime: Runtime):
+        device = runtime.device
         datas = [d.to(device) for d in datas]
         for d in datas:
             check_stackable(d)
@@ -118,12 +120,13 @@ class StackedModels:
             torch.manual_seed(s)
             self.templates.append(build_model(cfg.model, datas[0].x_u.shape))
             gen = torch.Generator(device)
-            if device.type == "cpu":              # continue the single run's global stream
-                gen.set_state(torch.get_rng_state())
-            else:
+            if runtime.seeded_dropout:
                 gen.manual_seed(s)
+            else:                                 # continue the single run's global stream
+                gen.set_state(torch.get_rng_state())
             self.dropout_gens.append(gen)
-        self.net = StackedNet(self.templates, device, self.dropout_gens, channels_last=True)
+        self.net = StackedNet(self.templates, device, self.dropout_gens,
+                              channels_last=runtime.channels_last)
         self.forward = torch.compile(self.net.__call__, dynamic=True) if cfg.compile else self.net
         self.data = {name: _stack_shared([getattr(d, name) for d in datas])
                      for name in ("x_p", "x_u", "x_test")}

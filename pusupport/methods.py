@@ -33,7 +33,8 @@ METHODS = {m.name: m for m in (
                                                                cfg.beta, cfg.gamma)),
     Method("aapu", "nnPU whose positive risk also counts S (§3.3)",
            lambda g_p, g_u, g_s, prior, cfg, s_mask: aapu_risk(g_p, g_u, g_s, prior, cfg.loss,
-                                                               cfg.beta, cfg.gamma, s_mask),
+                                                               cfg.beta, cfg.gamma, s_mask,
+                                                               cfg.s_weight),
            selects=True),
     # S joins P everywhere; its concatenation of P and S scores cannot take padded S batches.
     Method("naive", "ablation: S added to the labelled positives everywhere",

@@ -161,8 +161,7 @@ def estimate(data: PUData, config: TrainConfig | None = None, seed: int = 0,
              device: str = "auto") -> dict:
     """BBE and Elkan–Noto estimates of π from the problem's P and U."""
     config = config or estimator_config(tuple(data.x_u.shape))
-    return estimate_prior(data.x_p, data.x_u, config, seed=seed, device=device,
-                          amp=config.amp and device != "cpu" and torch.cuda.is_available())
+    return estimate_prior(data.x_p, data.x_u, config, seed=seed, device=device)
 
 
 def choose_prior(data: PUData, prior: float | None, config: TrainConfig | None = None,
@@ -178,9 +177,10 @@ def check_trained(result, data: PUData) -> str:
     """A warning when the trained classifier is degenerate on the test set (else on U), or ""."""
     from .models import predict
     from .prior import degenerate
+    from .runtime import resolve
     x = data.x_test if len(data.x_test) else data.x_u
     device = next(result.model.parameters()).device
-    problem = degenerate(predict(result.model, x.to(device), amp=bool(result.config.amp)).cpu())
+    problem = degenerate(predict(result.model, x.to(device), amp=resolve(result.config).bf16).cpu())
     return (f"the trained classifier is degenerate: {problem}. Check π, and train longer or with "
             "a larger learning rate / smaller batches (--epochs, --lr, --batch-size)") if problem else ""
 
@@ -193,10 +193,10 @@ def describe_estimate(e) -> str:
 
 def train_config(n_unlabeled: int, model: ModelConfig, method: str = "aapu", epochs: int | None = None,
                  base: TrainConfig | None = None, **overrides) -> TrainConfig:
-    """aaPU's settings for your data (default: the own-data page's 'paper' settings, bf16 on CUDA only); it
+    """aaPU's settings for your data (default: the own-data page's 'paper' settings); it
     selects 2 % of U an epoch from epoch ⌊epochs/4⌋ (at least 1)."""
     from .config import merge
-    cfg = base or replace(Settings().merge(PAGE_CHANGES["own_data"]["paper"]).train, amp=None)
+    cfg = base or Settings().merge(PAGE_CHANGES["own_data"]["paper"]).train
     epochs = cfg.epochs if epochs is None else epochs
     return merge(cfg, {"method": method, "model": model, "epochs": epochs,
                        "n_select": max(1, n_unlabeled // 50), "select_from": max(1, epochs // 4),

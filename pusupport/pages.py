@@ -18,6 +18,7 @@ import pandas as pd
 from .config import ConfigError, Settings, TrainConfig, merge, section_of, sectioned
 from .paper import CPU_DATASET, NOT_IN_PAPER, PAGE_CHANGES, PAPER, PROFILE_CHANGES, PROFILES
 from .records import save_results
+from .runtime import resolve, resolve_device
 
 COMMON = {"profile": str, "device": str, "seeds": (list, type(None)), "data_dir": (str, type(None)),
           "output_dir": str}
@@ -30,6 +31,7 @@ PAGES = {
     "introduction": {"dataset": None, "parameters": {}},
     "synthetic": {"dataset": "synthetic", "selects": True,
                   "parameters": {"epochs": OPT_INT, "n_select": OPT_INT, "select_from": OPT_INT}},
+    "readings": {"dataset": "synthetic", "selects": True, "parameters": {"epochs": OPT_INT}},
     "formulation": {"dataset": "synthetic", "parameters": {"epochs": OPT_INT}},
     "adding_p": {"dataset": "cifar10", "parameters": {"epochs": OPT_INT, "extra_positives": OPT_INT}},
     "memorization": {"dataset": "memorization", "parameters": {"epochs": OPT_INT}},
@@ -54,6 +56,7 @@ PAGES = {
 #: Pages whose experiment the paper does not run (what they show instead).
 NOT_IN_PAPER_PAGES = {"formulation": "a short demonstration of Eqs. 8–9",
                       "prior": "prior estimation and misspecified priors",
+                      "readings": "one reading of a choice the paper leaves open at a time",
                       "own_data": "your own images or features"}
 
 _IPYTHON_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
@@ -120,11 +123,11 @@ class Page:
 
     def _notes(self) -> list[str]:
         """Differences from the paper that are not settings: precision, π, the U sample."""
-        amp = self.settings.train.amp
-        bf16 = amp if amp is not None else self.device.startswith("cuda")
-        notes = [f"precision: {'bf16 autocast' if bf16 else 'float32'}"
-                 + ("" if amp is not None else " (the default on this device)")
-                 + ("" if not bf16 else " (the paper does not state its precision)")]
+        runtime = resolve(replace(self.settings.train, device=self.device), stacked=len(self.seeds) > 1)
+        notes = [f"device settings: {runtime.describe()}"]
+        if runtime.bf16:
+            notes.append("precision: bf16 autocast, scores and risks in float32 (the paper states "
+                         "no precision; this book's choice for speed)")
         if self.dataset == "synthetic":
             notes.append("π = 0.4387, the generating process's P(x₂ > sin x₁) (the paper states "
                          "0.4412, the positive fraction of its own sample)")
@@ -260,7 +263,6 @@ def resolve_page(page: str, namespace: dict) -> Page:
     if params.get("dataset") is None:          # the profile chose the data set, if any
         params.pop("dataset", None)
     name = PAGES[page].get("results", page).format(dataset=dataset)
-    from .training import resolve_device
     return Page(page, name, dataset, profile, str(resolve_device(given["device"])), seeds,
                 Path(given["output_dir"]), Path(data_dir) if data_dir else None,
                 settings, paper, params)

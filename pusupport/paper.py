@@ -63,17 +63,17 @@ PROFILE_CHANGES = {
     "cifar10": {
         "paper": {},
         "cpu": {"model": dict(width=0.25), "data": dict(n_unlabeled=10_000),
-                "train": dict(amp=True, epochs=10, batch_size=500, lr_schedule={5: 5e-5, 8: 1e-5},
+                "train": dict(epochs=10, batch_size=500, lr_schedule={5: 5e-5, 8: 1e-5},
                               select_from=2, n_select=300),
                 "page": dict(n_seeds=2)},
-        "smoke": {**_SMOKE_REAL, "model": dict(width=0.125), "train": {**_SMOKE_REAL["train"], "amp": True}}},
+        "smoke": {**_SMOKE_REAL, "model": dict(width=0.125), "train": {**_SMOKE_REAL["train"]}}},
     "cifar100": {
         "paper": {},
         "cpu": {"model": dict(width=0.25), "data": dict(n_unlabeled=10_000),
-                "train": dict(amp=True, epochs=12, batch_size=500, lr_schedule={2: 1e-6},
+                "train": dict(epochs=12, batch_size=500, lr_schedule={2: 1e-6},
                               select_from=3, n_select=300),
                 "page": dict(n_seeds=2)},
-        "smoke": {**_SMOKE_REAL, "model": dict(width=0.125), "train": {**_SMOKE_REAL["train"], "amp": True}}},
+        "smoke": {**_SMOKE_REAL, "model": dict(width=0.125), "train": {**_SMOKE_REAL["train"]}}},
     "20news": {
         "paper": {},
         "cpu": {"data": dict(max_features=20_000), "train": dict(epochs=80), "page": dict(n_seeds=2)},
@@ -82,9 +82,9 @@ PROFILE_CHANGES = {
     "memorization": {
         "paper": {},
         "cpu": {"model": dict(width=0.25), "data": dict(n_train=2000, n_val=2000),
-                "train": dict(amp=True, epochs=20)},
+                "train": dict(epochs=20)},
         "smoke": {"model": dict(width=0.125), "data": dict(n_train=200, n_val=200),
-                  "train": dict(amp=True, epochs=2, batch_size=100)}},
+                  "train": dict(epochs=2, batch_size=100)}},
     "fashion_mnist": {
         "paper": {},
         "cpu": {"train": dict(epochs=30, lr_schedule={10: 1e-5}, select_from=3, n_select=750),
@@ -101,7 +101,7 @@ _CPU_CIFAR_SHORT = {"data": dict(n_unlabeled=5000),
 PAGE_CHANGES = {
     "formulation": {    # a short demonstration with the §4.1 model and data (not in the paper)
         "paper": {"train": dict(epochs=300), "page": dict(n_seeds=1)},
-        "cpu": {"train": dict(epochs=300), "page": dict(n_seeds=1)},
+        "cpu": {"train": dict(epochs=300, eval_every=5), "page": dict(n_seeds=1)},
         "smoke": {"train": dict(epochs=10), "page": dict(n_seeds=1)}},
     "adding_p": {
         "paper": {"page": dict(extra_positives=7000)},
@@ -111,9 +111,14 @@ PAGE_CHANGES = {
         "paper": {"page": dict(snapshot_epochs=[10, 50, 200], top_k=150, n_seeds=1)},
         "cpu": {**_CPU_CIFAR_SHORT, "page": dict(snapshot_epochs=[2, 5, 10], top_k=150, n_seeds=1)},
         "smoke": {"page": dict(snapshot_epochs=[1, 2, 3], top_k=20, n_seeds=1)}},
+    "synthetic": {    # curves: every epoch at "paper", every 10th at "cpu" (and the last)
+        "cpu": {"train": dict(eval_every=10)}},
+    "readings": {      # final numbers only: no per-epoch test
+        "paper": {"train": dict(eval_every=0)}},
     "biased_selection": {
         "paper": {"page": dict(snapshot_epochs=[200], selection_ks=[200, 300, 400])},
-        "cpu": {"page": dict(snapshot_epochs=[200], selection_ks=[200, 300, 400], n_seeds=3)},
+        "cpu": {"page": dict(snapshot_epochs=[200], selection_ks=[200, 300, 400], n_seeds=3),
+                "train": dict(eval_every=10)},
         "smoke": {"page": dict(snapshot_epochs=[6], selection_ks=[200, 300, 400])}},
     "discussion": {
         "paper": {"page": dict(n_select_grid=[40, 80, 160, 320], select_from_grid=[20, 60]),
@@ -139,9 +144,9 @@ PRIOR_ESTIMATION = {
                   "smoke": {"model": dict(name="mlp"), "train": dict(epochs=3, batch_size=128)}},
     "cifar10": {
         "paper": {"model": dict(name="kiryo_cnn", width=0.25), "data": dict(n_unlabeled=10_000),
-                  "train": dict(epochs=5, batch_size=256, amp=True)},
+                  "train": dict(epochs=5, batch_size=256)},
         "smoke": {"model": dict(name="kiryo_cnn", width=0.125), "data": dict(n_unlabeled=1000),
-                  "train": dict(epochs=1, batch_size=256, amp=True)}},
+                  "train": dict(epochs=1, batch_size=256)}},
     "20news": {
         "paper": {"model": dict(name="news_mlp"), "data": dict(max_features=20_000),
                   "train": dict(epochs=10, batch_size=256)},
@@ -157,14 +162,13 @@ PRIOR_ESTIMATION = {
 #: selection (from epoch ⌊epochs/4⌋, 2 % of U an epoch) follows from these.
 PAGE_CHANGES["own_data"] = {
     "paper": {"model": dict(name="kiryo_cnn", width=0.25, dropout=0.5), "data": dict(n_labeled=500),
-              "train": dict(epochs=50, batch_size=500, lr=1e-4, lr_schedule={}, weight_decay=0.017,
-                            amp=True)},
+              "train": dict(epochs=50, batch_size=500, lr=1e-4, lr_schedule={}, weight_decay=0.017)},
     "cpu": {"data": dict(n_unlabeled=5000), "train": dict(epochs=8)},
     "smoke": {"data": dict(n_labeled=50, n_unlabeled=300), "train": dict(epochs=2)},
 }
 #: The own-data page's P-vs-U classifier for the BBE estimate of π.
 OWN_DATA_ESTIMATOR = {
-    "paper": {"model": dict(name="kiryo_cnn", width=0.25), "train": dict(epochs=5, batch_size=256, amp=True)},
-    "cpu": {"model": dict(name="kiryo_cnn", width=0.25), "train": dict(epochs=3, batch_size=256, amp=True)},
-    "smoke": {"model": dict(name="kiryo_cnn", width=0.125), "train": dict(epochs=1, batch_size=128, amp=True)},
+    "paper": {"model": dict(name="kiryo_cnn", width=0.25), "train": dict(epochs=5, batch_size=256)},
+    "cpu": {"model": dict(name="kiryo_cnn", width=0.25), "train": dict(epochs=3, batch_size=256)},
+    "smoke": {"model": dict(name="kiryo_cnn", width=0.125), "train": dict(epochs=1, batch_size=128)},
 }

@@ -163,3 +163,18 @@ def curves_beside_images(history: pd.DataFrame, images=None, titles=(), positive
         rows = max(1, -(-len(images) // columns))
         image_grid(images, titles, positive, columns, right.subplots(rows, columns, squeeze=False))
     return fig
+
+
+def paired_intervals(table: pd.DataFrame, ax=None):
+    """Forest plot: each reading's paired aaPU − nnPU difference and its 95 % interval
+    (columns "label", "aaPU − nnPU", "low", "high"; ``table`` from :func:`pusupport.experiments.readings.run_readings`)."""
+    ax = ax or plt.subplots(figsize=(8, 0.45 * len(table) + 1.2))[1]
+    y = range(len(table))
+    colors = sns.color_palette("deep", 3)
+    ax.hlines(y, table["low"], table["high"], color=colors[0], lw=2.5)
+    ax.scatter(table["aaPU − nnPU"], y, color=colors[0], zorder=3)
+    ax.axvline(0, color="0.3", lw=1, ls="--")
+    ax.set_yticks(list(y), table["label"])
+    ax.invert_yaxis()
+    ax.set_xlabel("aaPU − nnPU final test error (paired over seeds; < 0: aaPU better)")
+    return ax

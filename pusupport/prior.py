@@ -140,6 +140,7 @@ def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, **overrides) -> di
     from .config import TrainConfig, merge
     from .data import supervised
     from .models import predict
+    from .runtime import resolve
     from .training import train
     if len(x_p) < 2 or len(x_u) < 2:
         raise ValueError("need at least two labelled positives and two unlabelled points "
@@ -153,7 +154,7 @@ def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, **overrides) -> di
     u1, u2 = perm_u[: len(x_u) // 2], perm_u[len(x_u) // 2:]
     net = train(supervised(x_p[p1], x_u[u1], name="P vs U"), cfg).model
     dev = next(net.parameters()).device
-    amp = bool(cfg.amp)
+    amp = resolve(cfg).bf16
     g_p = predict(net, x_p[p2].to(dev), amp=amp).cpu()
     g_u = predict(net, x_u[u2].to(dev), amp=amp).cpu()
     elapsed = time.perf_counter() - start

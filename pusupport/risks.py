@@ -100,7 +100,7 @@ def nnpu_risk(g_p, g_u, prior: float, loss: str = "logistic",
 
 
 def aapu_risk(g_p, g_u, g_s, prior: float, loss: str = "logistic",
-              beta: float = 0.0, gamma: float = 1.0, s_mask=None) -> Risk:
+              beta: float = 0.0, gamma: float = 1.0, s_mask=None, s_weight: str = "labeled") -> Risk:
     """aaPU risk (paper §3.3): nnPU whose positive risk also counts the selected set S.
 
     R̂_p = (π/n_p)·Σ_{x∈P∪S} ℓ(g(x)) — divided by the labelled P count n_p, so every
@@ -109,13 +109,25 @@ def aapu_risk(g_p, g_u, g_s, prior: float, loss: str = "logistic",
     the batch's P and S scores over the batch's P count, batches keeping the
     P : U : S proportions. With S empty this is exactly nnPU. ``s_mask`` (same shape
     as ``g_s``) marks the real entries when S batches are padded (vectorised seeds).
+    ``s_weight="union"`` is a reading the paper does not take: the sum over P ∪ S
+    divided by n_p + |S| (a mean over P ∪ S), so S dilutes P instead of adding weight.
     """
     prior, ell = check_prior(prior), get_loss(loss)
     _check_scores(g_p, g_u)
+    if s_weight not in S_WEIGHTS:
+        raise ValueError(f"s_weight must be one of {S_WEIGHTS}, got {s_weight!r}")
     s_loss = ell(g_s) if s_mask is None else ell(g_s) * s_mask
-    positive = prior * (ell(g_p).sum(-1) + s_loss.sum(-1)) / g_p.shape[-1]
+    n_positive = g_p.shape[-1]
+    if s_weight == "union":
+        n_positive = n_positive + (g_s.shape[-1] if s_mask is None else s_mask.sum(-1))
+    positive = prior * (ell(g_p).sum(-1) + s_loss.sum(-1)) / n_positive
     negative = _negative_risk(g_p, g_u, prior, ell)
     return _non_negative(positive, negative, beta, gamma)
+
+
+#: How S's losses are weighted in aaPU's positive risk: "labeled" (π/n_p, the paper's
+#: Eq.) or "union" (π/(n_p + |S|)).
+S_WEIGHTS = ("labeled", "union")
 
 
 def pn_risk(g_p, g_n, prior: float, loss: str = "logistic") -> Risk:

@@ -146,9 +146,13 @@ class StackedBatchNorm(StackedLayer):
     def forward(self, h, ctx: Pass):
         rm, rv, momentum, eps = self.running_mean, self.running_var, self.momentum, self.eps
         image = h.dim() == 4
-        if image and ctx.mask is None:                # grouped channels: the stock kernel
-            return F.batch_norm(h, rm.view(-1), rv.view(-1), self.gamma.view(-1), self.beta.view(-1),
-                                True, momentum, eps)
+        if ctx.mask is None:                          # no padding: the stock kernel
+            stock = lambda x: F.batch_norm(x, rm.view(-1), rv.view(-1), self.gamma.view(-1),  # noqa: E731
+                                           self.beta.view(-1), True, momentum, eps)
+            if image:                                 # grouped channels as they are
+                return stock(h)
+            K, B, C = h.shape                         # (K, B, C) → (B, K·C) and back
+            return stock(h.transpose(0, 1).reshape(B, K * C)).view(B, K, C).transpose(0, 1)
         if image:                                     # (B, K·C, H, W) → (K, B·H·W, C), padded rows masked
             B, _, H, W = h.shape
             x = h.reshape(B, ctx.K, -1, H * W).permute(1, 0, 3, 2).reshape(ctx.K, B * H * W, -1)

@@ -23,23 +23,11 @@ from .methods import get_method
 from .metrics import roc_auc, zero_one_error
 from .models import full_precision
 from .progress import progress
+from .runtime import resolve, resolve_device
 from .selection import SelectedSet, negative_losses
 
 __all__ = ["TrainConfig", "RunResult", "train", "train_seeds", "fit", "resolve_device",
            "stratified_batches"]
-
-
-def resolve_device(device: str = "auto") -> torch.device:
-    """'auto' → CUDA when available, else CPU."""
-    if device == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        dev = torch.device(device)
-    except RuntimeError:
-        raise ValueError(f"unknown device {device!r}: use 'auto', 'cpu' or 'cuda'") from None
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError("device='cuda' but no CUDA GPU is visible: use device='auto' or 'cpu'")
-    return dev
 
 
 def stratified_batches(n_p: int, n_u: int, s_index: torch.Tensor, batch_size: int,
@@ -114,12 +102,12 @@ def _epoch_row(cfg, seed, epoch, lr, means, metrics, selected, train_error) -> d
 
 def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) -> list[RunResult]:
     """The loop: train member k on ``datas[k]`` with seed ``seeds[k]`` (K ≥ 1)."""
-    method, device = get_method(cfg.method), resolve_device(cfg.device)
-    amp = cfg.amp if cfg.amp is not None else device.type == "cuda"
-    K = len(seeds)
-    members = (StackedModels if stacked else SingleModel)(datas, seeds, cfg, device)
-    batch_gens = [torch.Generator(device).manual_seed(s) for s in seeds]
-    opt = torch.optim.Adam(members.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay)
+    method, runtime = get_method(cfg.method), resolve(cfg, stacked)
+    device, amp, K = runtime.device, runtime.bf16, len(seeds)
+    members = (StackedModels if stacked else SingleModel)(datas, seeds, cfg, runtime)
+    batch_gens = [torch.Generator(runtime.generator_device).manual_seed(s) for s in seeds]
+    opt = torch.optim.Adam(members.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay,
+                           fused=True)
     selected = [SelectedSet(len(d.x_u), d.u_in_p.to(device), d.u_truth.to(device),
                             cfg.allow_repick) for d in datas]
     n_p, n_u, n_test = len(datas[0].x_p), len(datas[0].x_u), len(datas[0].x_test)
@@ -144,7 +132,8 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
         lr = cfg.lr_at(epoch)
         for group in opt.param_groups:
             group["lr"] = lr
-        per_member = [stratified_batches(n_p, n_u, sel.indices, cfg.batch_size, g)
+        per_member = [[tuple(i.to(device) for i in b) for b in
+                       stratified_batches(n_p, n_u, sel.indices, cfg.batch_size, g)]
                       for sel, g in zip(selected, batch_gens)]
         sums = torch.zeros(K, 4, device=device)
         for batch in zip(*per_member):

@@ -60,7 +60,7 @@ def test_the_saved_model_scores_as_the_model_in_memory(digits, tmp_path):
     mine = own.load_own(digits, data_dir=tmp_path)
     data = own.build_problem(mine, [0, 2], 20)
     cfg = own.train_config(len(data.x_u), own.default_model(mine), epochs=1, device="cpu",
-                           progress=False, amp=False)
+                           progress=False, autocast="off")
     result = train(data, cfg)
     path = own.save(tmp_path / "m.pt", result, mine, data, [0, 2])
     assert torch.equal(load_model(path).scores(data.x_test), predict(result.model, data.x_test))

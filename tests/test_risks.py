@@ -349,3 +349,24 @@ def test_naive_risk_passes_gamma_on():
     r = naive_risk(gp, gu, gs, PRIOR, gamma=0.25)
     assert bool(r.corrected)
     assert_close(float(r.objective.detach()), -0.25 * float(r.negative))
+
+
+def test_union_weighting_divides_p_and_s_by_their_joint_count():
+    """The reading the paper does not take: π/(n_p + |S|)·Σ_{P∪S} ℓ(g), per member with padding."""
+    ell = logistic_loss
+    g_p, g_u, g_s = torch.tensor([0.5, -1.0]), torch.tensor([0.2, -0.3, 1.0]), torch.tensor([2.0])
+    r = aapu_risk(g_p, g_u, g_s, 0.4, s_weight="union")
+    want = 0.4 * (ell(g_p).sum() + ell(g_s).sum()) / 3
+    assert float(r.positive) == pytest.approx(float(want))
+    labeled = aapu_risk(g_p, g_u, g_s, 0.4)
+    assert float(labeled.positive) == pytest.approx(float(want) * 3 / 2)
+    assert float(r.negative) == pytest.approx(float(labeled.negative))      # S never in R̂_n
+    # two members, the second's S padded to one real entry of two
+    gs2 = torch.tensor([[2.0, 1.0], [2.0, 9.0]])
+    mask = torch.tensor([[1.0, 1.0], [1.0, 0.0]])
+    r2 = aapu_risk(torch.stack([g_p, g_p]), torch.stack([g_u, g_u]), gs2, 0.4, s_mask=mask,
+                   s_weight="union")
+    assert float(r2.positive[1]) == pytest.approx(float(want))
+    assert float(r2.positive[0]) == pytest.approx(float(0.4 * (ell(g_p).sum() + ell(gs2[0]).sum()) / 4))
+    with pytest.raises(ValueError, match="s_weight must be one of"):
+        aapu_risk(g_p, g_u, g_s, 0.4, s_weight="mean")

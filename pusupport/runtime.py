@@ -1,0 +1,104 @@
+"""Every device-conditional choice of a run, as an explicit setting with a default per device.
+
+A :class:`~pusupport.config.TrainConfig` names the device and four choices; "auto"
+(or None) takes the device's default below. :func:`resolve` turns them into a
+:class:`Runtime` that the loop uses and :meth:`Runtime.describe` prints.
+
+================  =======================================  ===============================
+setting           CUDA default                             CPU default
+================  =======================================  ===============================
+autocast          bf16 where the GPU has it                bf16 where the CPU has native
+                                                           bf16 instructions (avx512_bf16,
+                                                           amx_bf16), else float32
+channels_last     on (convolutional models)                stacked CNNs only
+generators        on the GPU (index draws)                 on the CPU
+dropout_streams   each member's own, seeded with its seed  "global": member k continues
+                                                           torch's global stream, exactly
+                                                           as its single run would
+compile           off                                      off
+================  =======================================  ===============================
+
+The paper states no precision; bf16 autocast is this book's choice for speed (scores
+and risks are computed in float32; the tests bound its effect on final test error).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import torch
+
+AUTOCAST = ("auto", "bf16", "off")
+GENERATORS = ("auto", "device", "cpu")
+DROPOUT_STREAMS = ("auto", "global", "seeded")
+
+
+def resolve_device(device: str = "auto") -> torch.device:
+    """'auto' → CUDA when available, else CPU."""
+    if device == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except RuntimeError:
+        raise ValueError(f"unknown device {device!r}: use 'auto', 'cpu' or 'cuda'") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("device='cuda' but no CUDA GPU is visible: use device='auto' or 'cpu'")
+    return dev
+
+
+@lru_cache(maxsize=None)
+def cpu_bf16_instructions() -> str | None:
+    """The CPU's native bf16 instruction set ('amx_bf16' or 'avx512_bf16'), or None."""
+    info = Path("/proc/cpuinfo")
+    flags = set(info.read_text().split()) if info.exists() else set()
+    return next((f for f in ("amx_bf16", "avx512_bf16") if f in flags), None)
+
+
+def bf16_default(device: torch.device) -> tuple[bool, str]:
+    """Whether "auto" autocast means bf16 on ``device``, and why."""
+    if device.type == "cuda":
+        ok = torch.cuda.is_bf16_supported()
+        return ok, "this GPU has bf16" if ok else "this GPU lacks bf16"
+    found = cpu_bf16_instructions()
+    return (True, f"this CPU has {found}") if found else (False, "this CPU lacks native bf16")
+
+
+@dataclass(frozen=True)
+class Runtime:
+    """The resolved device-conditional choices of one run."""
+
+    device: torch.device
+    bf16: bool
+    channels_last: bool
+    generator_device: torch.device
+    seeded_dropout: bool
+    compile: bool
+    why_bf16: str = ""
+
+    def describe(self) -> str:
+        return (f"{self.device.type}: autocast {'bf16' if self.bf16 else 'off (float32)'}"
+                f"{f' ({self.why_bf16})' if self.why_bf16 else ''}, channels_last "
+                f"{'on' if self.channels_last else 'off'}, generators on {self.generator_device.type}, "
+                f"dropout streams {'seeded per member' if self.seeded_dropout else 'global'}, "
+                f"compile {'on' if self.compile else 'off'}")
+
+
+def resolve(cfg, stacked: bool = False) -> Runtime:
+    """The :class:`Runtime` of a :class:`~pusupport.config.TrainConfig` (``stacked``: K seeds
+    as one network, whose grouped convolutions are fastest channels_last on CPU too)."""
+    device = resolve_device(cfg.device)
+    cuda = device.type == "cuda"
+    if cfg.autocast == "auto":
+        bf16, why = bf16_default(device)
+    else:
+        bf16, why = cfg.autocast == "bf16", "set"
+    if cfg.dropout_streams == "global" and cuda:
+        raise ValueError("dropout_streams='global' needs the CPU generator: use 'auto' or "
+                         "'seeded' on CUDA")
+    return Runtime(
+        device=device, bf16=bf16, why_bf16=why,
+        channels_last=(cuda or stacked) if cfg.channels_last is None else cfg.channels_last,
+        generator_device=torch.device("cpu") if cfg.generators == "cpu" or not cuda else device,
+        seeded_dropout=cuda if cfg.dropout_streams == "auto" else cfg.dropout_streams == "seeded",
+        compile=cfg.compile)
