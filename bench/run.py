@@ -4,11 +4,28 @@
 
 Writes bench/results.json and prints every figure. Not a test: timings depend on the
 machine; the closing notes quote a run on the development machine (2 cores, no GPU).
+
+Top-level keys (the performance issue's targets in brackets):
+  peak_gflops_fp32 / _bf16     this machine's 2048² matmul
+  synthetic_bf16_speedup       the whole stacked synthetic workload (10 seeds × {nnPU,
+                               aaPU}, every member evaluated each epoch), fp32 / bf16 [≥ 2]
+  training_vs_floor            its training steps over bare batched matmuls of the same
+                               shapes, forward + backward [≤ 2]
+  evaluation_vs_floor          its test evaluation over bare batched matmuls [≤ 1.3]
+  synthetic_fraction_of_peak   its FLOPs per second over the bf16 peak
+  cnn_vs_floor                 one CIFAR-10 epoch (Kiryo CNN at the cpu width) over bare
+                               forward + backward of the same batches [≤ 1.3]
+  cnn_fraction_of_peak         that epoch's FLOPs per second over the bf16 peak
+  pu_overhead                  that epoch over a bare loop with Adam [≤ 1.15]
+  selection_overhead           aaPU's selection pass over bare inference on U [≤ 1.10]
+  news_epoch_s                 one 20 Newsgroups epoch at the cpu settings, with the bytes
+                               its sparse layer moves against this machine's bandwidth
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
@@ -16,17 +33,20 @@ import time
 from pathlib import Path
 
 import torch
-from torch.utils.data import DataLoader, Dataset, TensorDataset
+from torch.utils.data import DataLoader, Dataset
 
+from pusupport.config import ModelConfig, TrainConfig
+from pusupport.cost import forward_flops
 from pusupport.data import synthetic
-from pusupport.losses import logistic_loss
+from pusupport.members import StackedModels
 from pusupport.models import build_model
 from pusupport.risks import nnpu_risk
+from pusupport.runtime import cpu_bf16_instructions, resolve
 from pusupport.selection import top_losses, unlabeled_losses
-from pusupport.stacking import StackedNet
-from pusupport.training import train, train_seeds
+from pusupport.training import stratified_batches, test_metrics, train, train_seeds
 
 ROOT = Path(__file__).resolve().parent
+BF16 = torch.bfloat16
 
 
 def timed(fn, repeat=1):
@@ -38,76 +58,99 @@ def timed(fn, repeat=1):
     return best
 
 
-# ------------------------------------------------------------------ 1. seeds
+# ------------------------------------------------------------------ 1. machine
 
-def plain_pu_loop(seed, method, epochs, select_from, n_select=1, batch_size=128):
-    """A per-seed loop written the way public PU code is: DataLoaders over P∪U (+S)."""
-    torch.manual_seed(seed)
-    d = synthetic(seed)
-    model = build_model("mlp")
-    opt = torch.optim.Adam(model.parameters(), lr=1e-4, weight_decay=0.05)
-    selected = torch.zeros(len(d.x_u), dtype=torch.bool)
-    test = DataLoader(TensorDataset(d.x_test, d.y_test), batch_size=1000)
-    for epoch in range(1, epochs + 1):
-        x = torch.cat([d.x_p, d.x_u[selected], d.x_u])
-        role = torch.cat([torch.zeros(len(d.x_p)), torch.ones(int(selected.sum())), 2 * torch.ones(len(d.x_u))])
-        model.train()
-        for xb, rb in DataLoader(TensorDataset(x, role), batch_size=batch_size, shuffle=True):
-            g = model(xb)
-            g_p, g_s, g_u = g[rb == 0], g[rb == 1], g[rb == 2]
-            if len(g_p) == 0 or len(g_u) == 0:
-                continue
-            positive = d.prior * (logistic_loss(g_p).sum() + logistic_loss(g_s).sum()) / len(g_p)
-            negative = logistic_loss(-g_u).mean() - d.prior * logistic_loss(-g_p).mean()
-            loss = -negative if negative < 0 else positive + negative
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-        model.eval()
-        with torch.no_grad():
-            errors = [((model(xb) > 0) != (yb > 0)).float().sum() for xb, yb in test]
-            _ = float(sum(errors)) / len(d.x_test)
-            if method == "aapu" and epoch >= select_from:
-                losses = torch.cat([logistic_loss(-model(xb)) for (xb,) in
-                                    DataLoader(TensorDataset(d.x_u), batch_size=1000)])
-                selected[losses.topk(n_select).indices] = True
+def matmul_peak(dtype, n=2048, repeat=10) -> float:
+    """GFLOP/s of an n×n matmul in ``dtype`` (best of ``repeat``)."""
+    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
+    a @ b
+    return 2 * n ** 3 / timed(lambda: a @ b, repeat) / 1e9
 
 
-def bench_seeds(epochs, n_seeds=10):
+def bandwidth_gbs(mb=512) -> float:
+    """GB/s of a large tensor copy (read + write)."""
+    src = torch.ones(mb * 2 ** 18)
+    dst = torch.empty_like(src)
+    dst.copy_(src)
+    return 2 * src.numel() * 4 / timed(lambda: dst.copy_(src), 5) / 1e9
+
+
+# ------------------------------------------------------------------ 2. synthetic, stacked
+
+SYNTH_DIMS = (2, 200, 600, 1)          # §4.1's MLP: its three linear layers
+
+
+def bare_training_step(K, rows, dtype):
+    """The training step's batched matmuls alone: forward, and backward for weights and
+    inputs, on tensors already in ``dtype``."""
+    ws = [torch.randn(K, a, b, dtype=dtype) for a, b in zip(SYNTH_DIMS, SYNTH_DIMS[1:])]
+    xs = [torch.randn(K, rows, a, dtype=dtype) for a in SYNTH_DIMS[:-1]]
+    gs = [torch.randn(K, rows, b, dtype=dtype) for b in SYNTH_DIMS[1:]]
+
+    def step():
+        for x, w in zip(xs, ws):
+            torch.bmm(x, w)
+        for i, (x, w, g) in enumerate(zip(xs, ws, gs)):
+            torch.bmm(x.transpose(1, 2), g)                   # dW
+            if i:
+                torch.bmm(g, w.transpose(1, 2))               # dX (not for the input)
+    return step
+
+
+def bare_evaluation(K, n, chunk, dtype):
+    ws = [torch.randn(K, a, b, dtype=dtype) for a, b in zip(SYNTH_DIMS, SYNTH_DIMS[1:])]
+    xs = [torch.randn(K, chunk, a, dtype=dtype) for a in SYNTH_DIMS[:-1]]
+    sizes = [min(chunk, n - i) for i in range(0, n, chunk)]
+
+    def run():
+        for rows in sizes:
+            for x, w in zip(xs, ws):
+                torch.bmm(x[:, :rows], w)
+    return run
+
+
+def bench_synthetic(epochs, n_seeds, peak_bf16):
+    """The stacked synthetic workload in fp32 and bf16, and its parts against their floors."""
     seeds, select_from = list(range(n_seeds)), max(1, epochs // 5)
-    cfg = dict(epochs=epochs, select_from=select_from, progress=False)
-    t_vec = sum(timed(lambda m=m: train_seeds(synthetic, seeds, method=m, **cfg)) for m in ("nnpu", "aapu"))
-    train_seeds(synthetic, seeds, method="nnpu", compile=True, **{**cfg, "epochs": 2})  # warm-up
-    t_comp = sum(timed(lambda m=m: train_seeds(synthetic, seeds, method=m, compile=True, **cfg))
-                 for m in ("nnpu", "aapu"))
-    t_seq = sum(timed(lambda m=m: [train(synthetic(s), method=m, seed=s, **cfg) for s in seeds])
-                for m in ("nnpu", "aapu"))
-    t_plain = sum(timed(lambda m=m: [plain_pu_loop(s, m, epochs, select_from) for s in seeds])
-                  for m in ("nnpu", "aapu"))
-    # the hot spot: evaluating every member on the test set after every epoch
-    members = train_seeds(synthetic, seeds, method="nnpu", **{**cfg, "epochs": 1})
-    stacked = StackedNet([r.model for r in members], "cpu", [])
-    x_test = synthetic(0).x_test.expand(n_seeds, -1, -1)
-    t_eval = timed(lambda: stacked.scores(x_test, members[0].config.eval_batch_size, False), repeat=5)
-    eval_floor = 2 * epochs * t_eval
-    return {"epochs": epochs, "seeds": n_seeds, "vectorized_s": t_vec, "vectorized_compiled_s": t_comp,
-            "sequential_ours_s": t_seq, "plain_loop_s": t_plain, "seeds_speedup": t_plain / t_vec,
-            "seeds_speedup_compiled": t_plain / t_comp, "vectorized_vs_our_sequential": t_seq / t_vec,
-            "test_evaluation_s": eval_floor, "test_evaluation_share": eval_floor / t_vec,
-            "speedup_bound_if_training_were_free": t_plain / eval_floor}
+    paper = TrainConfig()                                   # §4.1's settings
+    bf16 = "bf16" if cpu_bf16_instructions() else "off"
 
+    def workload(autocast):
+        return sum(timed(lambda m=m: train_seeds(synthetic, seeds, method=m, epochs=epochs,
+                                                 select_from=select_from, autocast=autocast,
+                                                 progress=False)) for m in ("nnpu", "aapu"))
+    t_fp32, t_bf16 = workload("off"), workload(bf16)
 
-def bench_compile(epochs=60):
-    """One seed through train(), eager vs torch.compile (compilation paid once, before)."""
-    d, cfg = synthetic(0), dict(method="nnpu", epochs=epochs, progress=False)
-    start = time.perf_counter()
-    train(d, compile=True, **{**cfg, "epochs": 2})
-    t_compile = time.perf_counter() - start
-    d.x_test, d.y_test = d.x_test[:0], d.y_test[:0]           # training steps only
-    t_eager = timed(lambda: train(d, **cfg), repeat=2)
-    t_comp = timed(lambda: train(d, compile=True, **cfg), repeat=2)
-    return {"epochs": epochs, "eager_s": t_eager, "compiled_s": t_comp,
-            "first_compile_s": t_compile, "compile_speedup": t_eager / t_comp}
+    def no_test(seed):
+        d = synthetic(seed)
+        d.x_test, d.y_test = d.x_test[:0], d.y_test[:0]
+        return d
+    t_train = timed(lambda: train_seeds(no_test, seeds, method="nnpu", epochs=epochs,
+                                        autocast=bf16, progress=False), 2)
+    data = [synthetic(s) for s in seeds]
+    n_p, n_u, n_test = len(data[0].x_p), len(data[0].x_u), len(data[0].x_test)
+    n_batches = len(stratified_batches(n_p, n_u, torch.arange(0), paper.batch_size,
+                                       torch.Generator().manual_seed(0)))
+    rows = math.ceil((n_p + n_u) / n_batches)
+    steps = epochs * n_batches
+    floor_step = timed(bare_training_step(n_seeds, rows, BF16 if bf16 == "bf16" else torch.float32), 200)
+    cfg = TrainConfig(method="nnpu", autocast=bf16, device="cpu")
+    members = StackedModels(data, seeds, cfg, resolve(cfg, stacked=True))
+    y_test = torch.stack([d.y_test for d in data])
+    t_eval = timed(lambda: test_metrics(members, y_test, cfg.eval_batch_size, bf16 == "bf16"), 5)
+    floor_eval = timed(bare_evaluation(n_seeds, n_test, cfg.eval_batch_size,
+                                       BF16 if bf16 == "bf16" else torch.float32), 5)
+    fwd = forward_flops(ModelConfig("mlp"), (2,))
+    flops = 2 * n_seeds * fwd * epochs * (3 * (n_p + n_u) + n_test)   # 2 methods; S and selection left out
+    return {"epochs": epochs, "seeds": n_seeds, "precision": bf16, "workload_fp32_s": t_fp32,
+            "workload_bf16_s": t_bf16, "training_s": t_train, "training_step_ms": 1e3 * t_train / steps,
+            "training_floor_step_ms": 1e3 * floor_step, "evaluation_ms": 1e3 * t_eval,
+            "evaluation_floor_ms": 1e3 * floor_eval, "rows_per_step": rows,
+            "workload_gflops": flops / 1e9, "achieved_gflop_per_s": flops / t_bf16 / 1e9,
+            "synthetic_bf16_speedup": t_fp32 / t_bf16,
+            "training_vs_floor": t_train / (steps * floor_step),
+            "evaluation_vs_floor": t_eval / floor_eval,
+            "synthetic_fraction_of_peak": flops / t_bf16 / 1e9 / peak_bf16}
 
 
 # ------------------------------------------------------------------ 2–4. CIFAR-10
@@ -135,29 +178,14 @@ def cifar_subset(data_dir, n_u):
     return raw, pu
 
 
-def bench_cnn_seeds(data_dir, n_u, width, batch_size, n_seeds):
-    """One aaPU epoch of the Kiryo CNN for ``n_seeds`` seeds: stacked (grouped convolutions) vs one by one."""
-    from pusupport.datasets import CIFAR10_POSITIVE, load_cifar10, make_pu
-    raw = load_cifar10(data_dir, download=False)
-
-    def make_data(seed):
-        pu = make_pu("cifar10", raw, CIFAR10_POSITIVE, n_labeled=1000, n_unlabeled=n_u, seed=seed)
-        pu.x_test, pu.y_test = pu.x_test[:0], pu.y_test[:0]     # training and selection only
-        return pu
-    cfg = dict(model={"name": "kiryo_cnn", "width": width, "dropout": 0.5}, method="aapu",
-               epochs=2, select_from=1, n_select=150, batch_size=batch_size, amp=True, progress=False)
-    seeds = list(range(n_seeds))
-    t_stacked = timed(lambda: train_seeds(make_data, seeds, **cfg))
-    t_one_by_one = timed(lambda: [train(make_data(s), seed=s, **cfg) for s in seeds])
-    return {"seeds": n_seeds, "epochs": 2, "n_u": n_u, "width": width, "stacked_s": t_stacked,
-            "one_by_one_s": t_one_by_one, "cnn_seeds_speedup": t_one_by_one / t_stacked}
-
-
 def bench_cifar(data_dir, n_u, width, batch_size):
+    """One nnPU epoch of the Kiryo CNN at the cpu width through the loop, against a
+    public-code DataLoader loop, a bare loop with Adam and bare forward + backward."""
     raw, pu = cifar_subset(data_dir, n_u)
     pu.x_test, pu.y_test = pu.x_test[:0], pu.y_test[:0]           # time training only
+    bf16 = resolve(TrainConfig(device="cpu")).bf16
     common = dict(model={"name": "kiryo_cnn", "width": width}, method="nnpu", epochs=1,
-                  batch_size=batch_size, amp=True, progress=False)
+                  batch_size=batch_size, progress=False)
     t_ours = timed(lambda: train(pu, **common), repeat=2)
 
     # the DataLoader + per-sample transform loop of public PU code (labels: +1 P, -1 U)
@@ -171,7 +199,7 @@ def bench_cifar(data_dir, n_u, width, batch_size):
         model = build_model("kiryo_cnn", width=width)
         opt = torch.optim.Adam(model.parameters(), lr=1e-4)
         for xb, yb in DataLoader(PILDataset(images, labels), batch_size=batch_size, shuffle=True):
-            with torch.autocast("cpu", dtype=torch.bfloat16):
+            with torch.autocast("cpu", dtype=BF16, enabled=bf16):
                 g = model(xb).float()
             if (yb > 0).sum() == 0:
                 continue
@@ -186,34 +214,41 @@ def bench_cifar(data_dir, n_u, width, batch_size):
     n_batches = -(-len(x_all) // batch_size)
     batches = list(torch.randperm(len(x_all)).tensor_split(n_batches))
 
-    def bare_epoch():
+    inputs = [x_all[b] for b in batches]                          # gathered beforehand
+
+    def bare_epoch(step=True):
         torch.manual_seed(0)
         model = build_model("kiryo_cnn", width=width)
-        opt = torch.optim.Adam(model.parameters(), lr=1e-4)
-        for b in batches:
-            with torch.autocast("cpu", dtype=torch.bfloat16):
-                g = model(x_all[b]).float()
-            loss = logistic_loss(g).mean()
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
+        opt = torch.optim.Adam(model.parameters(), lr=1e-4, fused=True)
+        for x in inputs:
+            with torch.autocast("cpu", dtype=BF16, enabled=bf16):
+                g = model(x).float()
+            g.sum().backward()
+            if step:
+                opt.step()
+                opt.zero_grad()
     t_bare = timed(bare_epoch, repeat=2)
+    t_floor = timed(lambda: bare_epoch(step=False), repeat=2)
+    flops = 3 * forward_flops(ModelConfig("kiryo_cnn", width=width), (3, 32, 32)) * len(x_all)
+    peak = matmul_peak(BF16 if bf16 else torch.float32)
 
     # selection pass vs a bare inference forward over U
     model = build_model("kiryo_cnn", width=width)
     eligible = ~pu.u_in_p
 
     def selection():
-        top_losses(unlabeled_losses(model, pu.x_u, amp=True), 150, eligible)
+        top_losses(unlabeled_losses(model, pu.x_u, amp=bf16), 150, eligible)
 
     def bare_inference():
         model.eval()
-        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.inference_mode(), torch.autocast("cpu", dtype=BF16, enabled=bf16):
             for i in range(0, len(pu.x_u), 4096):
                 model(pu.x_u[i:i + 4096])
     t_sel, t_inf = timed(selection, repeat=3), timed(bare_inference, repeat=3)
-    return {"n_p": 1000, "n_u": n_u, "width": width, "batch_size": batch_size, "bf16": True,
+    return {"n_p": 1000, "n_u": n_u, "width": width, "batch_size": batch_size, "bf16": bf16,
             "ours_epoch_s": t_ours, "dataloader_epoch_s": t_loader, "bare_epoch_s": t_bare,
+            "bare_forward_backward_s": t_floor, "cnn_vs_floor": t_ours / t_floor,
+            "achieved_gflop_per_s": flops / t_ours / 1e9, "cnn_fraction_of_peak": flops / t_ours / 1e9 / peak,
             "vs_dataloader_speedup": t_loader / t_ours, "pu_overhead": t_ours / t_bare,
             "vs_dataloader_bound": t_loader / t_bare,       # what even the bare floor would reach
             "selection_s": t_sel, "bare_inference_s": t_inf, "selection_overhead": t_sel / t_inf,
@@ -241,7 +276,7 @@ load_mb = peak_mb()
 if epoch:
     model = {models}[name]
     train(d, model=model, method="aapu", epochs=1, select_from=1,
-          batch_size=500, amp=name != "20news", progress=False)
+          batch_size=500, progress=False)
 print(load_s, load_mb, peak_mb())
 """.format(models={"cifar10": {"name": "kiryo_cnn", "width": 0.25}, "20news": "news_mlp",
                    "fashion_mnist": {"name": "news_mlp", "activation": "relu"}})
@@ -265,36 +300,54 @@ def bench_memory(data_dir):
     return out
 
 
+def bench_news(data_dir, epochs=3):
+    """One 20 Newsgroups nnPU epoch at the cpu settings; its sparse layer's traffic
+    (each non-zero reads a weight row forward and writes a gradient row backward)."""
+    from pusupport.datasets import load_pu
+    d = load_pu("20news", data_dir, download=False, max_features=20_000)
+    d.x_test, d.y_test = d.x_test[:0], d.y_test[:0]
+    t = timed(lambda: train(d, model="news_mlp", method="nnpu", epochs=epochs, batch_size=5000,
+                            progress=False), 2) / epochs
+    nnz = len(d.x_p.val) + len(d.x_u.val)
+    moved = 2 * nnz * 300 * 4
+    bandwidth = bandwidth_gbs()
+    return {"news_epoch_s": t, "rows": len(d.x_p) + len(d.x_u), "nnz": nnz,
+            "sparse_layer_gb": moved / 1e9, "bandwidth_gbs": bandwidth,
+            "news_vs_bandwidth": t / (moved / 1e9 / bandwidth)}
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--data-dir", default=os.environ.get("PUSUPPORT_DATA"))
     ap.add_argument("--quick", action="store_true", help="tiny sizes (checks that it runs)")
     args = ap.parse_args(argv)
-    quick = args.quick
+    quick, data = args.quick, Path(args.data_dir) if args.data_dir else None
     results = {"machine": {"cpus": os.cpu_count(), "torch": torch.__version__,
-                           "threads": torch.get_num_threads(), "cuda": torch.cuda.is_available()}}
-    have_cifar = args.data_dir and (Path(args.data_dir) / "cifar10-jpeg").is_dir()
-    if have_cifar:
-        print("5. memory (first, in fresh processes) ...", flush=True)
-        results["memory"] = bench_memory(args.data_dir)
-        print(json.dumps(results["memory"], indent=1), flush=True)
-    print("1. seeds: vectorised vs a plain per-seed loop ...", flush=True)
-    results["seeds"] = bench_seeds(epochs=5 if quick else 100, n_seeds=3 if quick else 10)
-    print(json.dumps(results["seeds"], indent=1), flush=True)
-    print("torch.compile: one seed, eager vs compiled ...", flush=True)
-    results["compile"] = bench_compile(epochs=6 if quick else 60)
-    print(json.dumps(results["compile"], indent=1), flush=True)
-    if have_cifar:
-        print("2-4. CIFAR-10: DataLoader, PU overhead, selection ...", flush=True)
-        results["cifar10"] = bench_cifar(args.data_dir, n_u=1000 if quick else 5000,
-                                         width=0.25, batch_size=500)
-        print(json.dumps(results["cifar10"], indent=1), flush=True)
-        print("CIFAR-10 seeds: grouped convolutions vs one seed at a time ...", flush=True)
-        results["cnn_seeds"] = bench_cnn_seeds(args.data_dir, n_u=500 if quick else 5000, width=0.25,
-                                               batch_size=500, n_seeds=2 if quick else 4)
-        print(json.dumps(results["cnn_seeds"], indent=1), flush=True)
+                           "threads": torch.get_num_threads(), "cuda": torch.cuda.is_available(),
+                           "bf16_instructions": cpu_bf16_instructions()}}
+
+    def record(key, fn, *a, top=(), **kw):
+        print(f"{key} ...", flush=True)
+        results[key] = fn(*a, **kw)
+        print(json.dumps(results[key], indent=1), flush=True)
+        results.update({k: results[key][k] for k in top})
+
+    if data and (data / "cifar10-jpeg").is_dir():
+        record("memory", bench_memory, data)
+    results["peak_gflops_fp32"] = matmul_peak(torch.float32)
+    results["peak_gflops_bf16"] = matmul_peak(BF16) if cpu_bf16_instructions() else None
+    print({k: results[k] for k in ("peak_gflops_fp32", "peak_gflops_bf16")}, flush=True)
+    record("synthetic", bench_synthetic, 5 if quick else 100, 3 if quick else 10,
+           results["peak_gflops_bf16"] or results["peak_gflops_fp32"],
+           top=("synthetic_bf16_speedup", "training_vs_floor", "evaluation_vs_floor",
+                "synthetic_fraction_of_peak"))
+    if data and (data / "cifar10-jpeg").is_dir():
+        record("cifar10", bench_cifar, data, n_u=1000 if quick else 5000, width=0.25, batch_size=500,
+               top=("cnn_vs_floor", "cnn_fraction_of_peak", "pu_overhead", "selection_overhead"))
     else:
         print("CIFAR-10 not found: set --data-dir or PUSUPPORT_DATA (make bench does)")
+    if data and (data / "20news-bydate-train").is_dir():
+        record("20news", bench_news, data, epochs=1 if quick else 3, top=("news_epoch_s",))
     (ROOT / "results.json").write_text(json.dumps(results, indent=2))
     print(f"written {ROOT / 'results.json'}")
 

@@ -100,6 +100,13 @@ def _epoch_row(cfg, seed, epoch, lr, means, metrics, selected, train_error) -> d
     return {**row, "n_selected": len(selected), "purity": selected.purity}
 
 
+def test_metrics(members, y_test: torch.Tensor, batch_size: int, amp: bool) -> list:
+    """[test error, test AUC] of each member (eval mode, ``batch_size`` rows at a time)."""
+    g_test = members.scores("x_test", batch_size, amp)
+    return torch.stack([zero_one_error(g_test, y_test), torch.stack(
+        [roc_auc(g_test[k], y_test[k]) for k in range(len(g_test))])], 1).tolist()
+
+
 def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) -> list[RunResult]:
     """The loop: train member k on ``datas[k]`` with seed ``seeds[k]`` (K ≥ 1)."""
     method, runtime = get_method(cfg.method), resolve(cfg, stacked)
@@ -155,9 +162,7 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
                     "diverged — lower the learning rate or check the inputs for NaN")
         metrics, train_errors = [[math.nan, math.nan]] * K, [None] * K
         if cfg.evaluates_at(epoch) and n_test > 0:
-            g_test = members.scores("x_test", cfg.eval_batch_size, amp)
-            metrics = torch.stack([zero_one_error(g_test, y_test), torch.stack(
-                [roc_auc(g_test[k], y_test[k]) for k in range(K)])], 1).tolist()
+            metrics = test_metrics(members, y_test, cfg.eval_batch_size, amp)
         if method.supervised:
             train_errors = [math.nan] * K
             if cfg.evaluates_at(epoch):
