@@ -1,0 +1,307 @@
+"""What each page costs at the ``paper`` profile, before it runs: FLOPs, peak memory, GPU time.
+
+FLOPs come from the layer shapes (forward hooks on one example, on the meta device):
+a Linear or Conv2d layer costs 2 FLOPs per multiply-add; BatchNorm, activations and
+pooling one FLOP per output element; Dropout and Flatten nothing. 20 Newsgroups' first
+layer is sparse and counted as ``torch.sparse.mm`` computes it, 2 FLOPs per non-zero
+input × hidden unit (not the dense 130,107 × 300). A trained row costs 3 forward
+passes (forward + backward), an evaluated or scored row 1. Per epoch of
+:func:`~pusupport.training.fit`: n_p + n_u + |S| trained rows; the test set when the
+epoch evaluates (for PN training also P and U, for the training error); all of U when
+aaPU selects or U's losses are recorded. |S| during epoch e is
+n_select · max(0, e − select_from), capped at the U points outside P: exact when S never
+re-picks a point, an upper bound under the paper's rule (re-picks allowed).
+Left out: Adam's update, the risks, index gathers and the few predictions made
+outside the loop for figures.
+
+Peak memory of a run (one call of the loop; K seeds when they are stacked as one
+network): K × (parameters, gradients and Adam's two moments in float32 + every layer's
+output, input included, in bf16 for the largest training batch, the last epoch's) +
+the data the loop keeps on the device in float32 (each seed's P; U and the test set
+once when every seed shares them; sparse rows at 12 bytes a non-zero).
+Evaluation batches (inference, 4,096 rows) are assumed to need less.
+
+Time = FLOPs / :data:`THROUGHPUT`: one NVIDIA A100 80GB at 20 % of its 312 TFLOP/s
+dense bf16 peak. NVIDIA's published mixed-precision ResNet-50 v1.5 training on one
+A100 80GB, 2,470 images/s at 3 × 8.2 GFLOP an image, is 61 TFLOP/s (19.5 %); our
+networks are smaller, so this is if anything optimistic. The time is a lower bound on
+wall time: data loading, kernel launches and Python overhead are ignored (the
+synthetic pages' tiny MLP is bound by launches, not FLOPs).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+import torch
+from torch import nn
+
+from .config import ModelConfig, Settings, TrainConfig, merge
+from .methods import get_method
+from .models import SparseLinear, build_model
+from .own import train_config
+from .pages import PAGES, page_settings
+from .paper import OWN_DATA_ESTIMATOR, PAGE_CHANGES, PRIOR_ESTIMATION
+
+GPU, PEAK_BF16, MFU = "A100 80GB", 312e12, 0.20
+THROUGHPUT = PEAK_BF16 * MFU
+#: Training images, test images and one image's shape, at the paper's protocol.
+IMAGES = {"cifar10": (50_000, 10_000, (3, 32, 32)), "cifar100": (50_000, 10_000, (3, 32, 32)),
+          "fashion_mnist": (60_000, 10_000, (1, 28, 28))}
+#: 20 Newsgroups (bydate, the loader's tf-idf): training and test posts; per vocabulary
+#: size (``max_features``), the words and the mean non-zeros of a training row (measured).
+NEWS = (11_314, 7_532, {None: (130_107, 158), 20_000: (20_000, 141)})
+#: Pages that train nothing (left out of the table).
+NO_TRAINING = ("introduction", "summary")
+BOOK_PAGES = Path(__file__).resolve().parents[1] / "book" / "pages.json"
+
+
+@dataclass(frozen=True)
+class Data:
+    """The sizes a run sees: labelled P, U, test rows, U points S may take, one row's
+    shape, its non-zeros (sparse rows) and whether every seed shares U and the test set."""
+
+    n_p: int
+    n_u: int
+    n_test: int
+    eligible: int
+    shape: tuple
+    nnz: int | None = None
+    shared: bool = False
+
+    @property
+    def row_bytes(self) -> int:
+        return 12 * self.nnz if self.nnz else 4 * math.prod(self.shape)
+
+
+def data_sizes(dataset: str, d) -> Data:
+    """The :class:`Data` of ``dataset`` with data settings ``d`` (a DataConfig)."""
+    if dataset == "synthetic":
+        return Data(d.n_labeled, d.n_unlabeled, d.n_test, d.n_unlabeled, (2,))
+    if dataset == "memorization":         # PN: P = the 40 % vehicles, the U slot = the rest
+        n_p = int(0.4 * d.n_train)
+        return Data(n_p, d.n_train - n_p, d.n_val, 0, (3, 32, 32))
+    if dataset == "20news":
+        n_train, n_test, vocabularies = NEWS
+        words, nnz = vocabularies[d.max_features]
+        shape = (words,)
+    else:
+        n_train, n_test, shape = IMAGES[dataset]
+        nnz = None
+    whole = d.n_unlabeled is None                # U is the whole training set, P included
+    n_u = n_train if whole else d.n_unlabeled
+    return Data(d.n_labeled, n_u, n_test, n_u - d.n_labeled if whole else n_u, shape, nnz, whole)
+
+
+@dataclass(frozen=True)
+class Run:
+    """One training configuration of a page, for ``seeds`` seeds (``stacked``: as one
+    network); ``scored``: rows scored once after training (a prior estimator's other half)."""
+
+    cfg: TrainConfig
+    data: Data
+    seeds: int = 1
+    stacked: bool = False
+    scored: int = 0
+
+    @property
+    def members(self) -> int:
+        return self.seeds if self.stacked else 1
+
+
+@lru_cache
+def _model(model: ModelConfig, shape: tuple, nnz: int | None) -> tuple[int, int, int]:
+    """(forward FLOPs, activation elements, parameters) of one example."""
+    with torch.device("meta"):
+        net = build_model(model, (1, *shape)).eval()
+    flops, elements = 0, math.prod(shape) if nnz is None else nnz
+
+    def count(layer, inputs, output):
+        nonlocal flops, elements
+        if isinstance(layer, SparseLinear) and nnz:
+            flops += 2 * nnz * layer.out_features
+        elif isinstance(layer, (nn.Linear, nn.Conv2d)):
+            flops += 2 * layer.weight[0].numel() * output.numel()
+        elif not isinstance(layer, (nn.Dropout, nn.Dropout2d, nn.Flatten)):
+            flops += output.numel()
+        if not isinstance(layer, nn.Flatten):      # a view: no memory of its own
+            elements += output.numel()
+
+    for layer in net.layers():
+        layer.register_forward_hook(count)
+    net(torch.empty(1, *shape, device="meta"))
+    return flops, elements, sum(p.numel() for p in net.parameters())
+
+
+def forward_flops(model: ModelConfig, shape: tuple, nnz: int | None = None) -> int:
+    """Forward FLOPs of one example of ``shape`` (``nnz``: non-zeros of a sparse row)."""
+    return _model(model, tuple(shape), nnz)[0]
+
+
+def _selected(cfg: TrainConfig, data: Data, epoch: int) -> int:
+    """|S| while ``epoch`` trains (an upper bound when re-picks are allowed)."""
+    if not get_method(cfg.method).selects or cfg.n_select == 0:
+        return 0
+    return min(data.eligible, cfg.n_select * max(0, epoch - cfg.select_from))
+
+
+def run_flops(run: Run) -> float:
+    """FLOPs of ``run`` over all its seeds: training, evaluation and selection passes."""
+    cfg, d = run.cfg, run.data
+    method, forward = get_method(cfg.method), forward_flops(cfg.model, d.shape, d.nnz)
+    rows = 0
+    for epoch in range(1, cfg.epochs + 1):
+        rows += 3 * (d.n_p + d.n_u + _selected(cfg, d, epoch))
+        if cfg.evaluates_at(epoch):
+            rows += d.n_test + (d.n_p + d.n_u if method.supervised else 0)
+        selecting = method.selects and epoch >= cfg.select_from and cfg.n_select > 0
+        if selecting or epoch in cfg.record_u_losses:
+            rows += d.n_u
+    return float(run.seeds * forward * (rows + run.scored))
+
+
+def run_memory(run: Run) -> float:
+    """Peak bytes of one call of the loop (``members`` seeds at once)."""
+    cfg, d, k = run.cfg, run.data, run.members
+    _, elements, parameters = _model(cfg.model, tuple(d.shape), d.nnz)
+    n_batches = max(1, min(d.n_p, math.ceil((d.n_p + d.n_u) / cfg.batch_size)))
+    batch = sum(math.ceil(n / n_batches) for n in (d.n_p, d.n_u, _selected(cfg, d, cfg.epochs)))
+    held = k * d.n_p + (1 if d.shared else k) * (d.n_u + d.n_test)
+    return float(k * (4 * 4 * parameters + 2 * elements * batch) + held * d.row_bytes)
+
+
+def _estimator(cfg: TrainConfig, data: Data) -> Run:
+    """The P-vs-U classifier behind a prior estimate: trained on half of P and of U \\ P
+    (no test set), scores the other halves."""
+    p, u = data.n_p // 2, data.eligible // 2
+    half = Data(p, u, 0, 0, data.shape, data.nnz)
+    return Run(merge(cfg, {"method": "pn", "eval_every": 0}, "train"), half,
+               scored=data.n_p - p + data.eligible - u)
+
+
+def page_runs(page: str, dataset: str | None = None) -> list[Run]:
+    """The training runs of ``page`` (a notebook) at ``paper``, as its notebook makes them."""
+    if page in NO_TRAINING:
+        return []
+    if page == "own_data":     # the example: CIFAR-10 as image files (50,000 + 10,000)
+        s = Settings().merge(PAGE_CHANGES["own_data"]["paper"])
+        data = data_sizes("cifar10", s.data)
+        return [_estimator(Settings().merge(OWN_DATA_ESTIMATOR["paper"]).train, data),
+                Run(train_config(data.n_u, s.model, base=s.train), data)]
+    dataset = dataset or PAGES[page]["dataset"]
+    s, _ = page_settings(page, dataset, "paper")
+    k, grid = s.page.n_seeds, s.page
+    data = data_sizes(dataset, s.data)
+
+    def runs(methods, data=data, **changes) -> list[Run]:
+        """``methods`` over the page's seeds, stacked where run_methods stacks them."""
+        return [Run(merge(s.train, {"method": m, **changes}, "train"), data, k,
+                    k > 1 and data.nnz is None and get_method(m).stacks) for m in methods]
+
+    if page in ("synthetic", "real_data"):
+        return runs(["nnpu", "aapu"])
+    if page == "formulation":
+        return runs(["upu", "nnpu"])
+    if page == "adding_p":
+        more = data_sizes(dataset, merge(s.data, {"n_labeled": s.data.n_labeled + grid.extra_positives},
+                                         "data"))
+        return runs(["nnpu"]) + runs(["nnpu"], data=more)
+    if page == "memorization":        # PN, one run per noise rate and seed
+        return [Run(merge(s.train, {"method": "pn"}, "train"), data, k * len(grid.noise_rates))]
+    if page == "histograms":          # nnPU sigmoid, uPU sigmoid, nnPU logistic; one seed
+        return [Run(merge(s.train, {"method": m, "record_u_losses": grid.snapshot_epochs}, "train"),
+                    data) for m in ("nnpu", "upu", "nnpu")]
+    if page == "biased_selection":    # one nnPU up to the snapshot, then naive and aaPU
+        snapshot = grid.snapshot_epochs[0]
+        return [Run(merge(s.train, {"method": "nnpu", "epochs": snapshot,
+                                    "record_u_losses": [snapshot]}, "train"), data),
+                *runs(["naive", "aapu"])]
+    if page == "discussion":          # nnPU, the n_select grid, the select_from grid, no re-picks
+        return (runs(["nnpu"]) + [r for n in grid.n_select_grid for r in runs(["aapu"], n_select=n)]
+                + [r for e in grid.select_from_grid if e != s.train.select_from
+                   for r in runs(["aapu"], select_from=e)] + runs(["aapu"], allow_repick=False))
+    if page == "prior":               # four estimators, then nnPU and aaPU per prior (+ BBE's)
+        estimators = []
+        for name, tables in PRIOR_ESTIMATION.items():
+            table = tables["paper"]
+            paper, _ = page_settings(page, name, "paper")
+            sizes = data_sizes(name, paper.merge({"data": table.get("data", {})}).data)
+            train = Settings().merge({key: v for key, v in table.items() if key != "data"}).train
+            estimators.append(_estimator(train, sizes))
+        return estimators + runs(["nnpu", "aapu"]) * (len(grid.prior_factors) + 1)
+    raise ValueError(f"no cost model for page {page!r}: add its runs to page_runs")
+
+
+@dataclass(frozen=True)
+class Cost:
+    """A page's cost at ``paper``: training runs (methods × seeds × grid entries), FLOPs,
+    the peak memory of its largest run, and which run that is."""
+
+    page: str
+    runs: int
+    flops: float
+    peak_bytes: float
+    largest: str
+
+    @property
+    def seconds(self) -> float:
+        return self.flops / THROUGHPUT
+
+    def describe(self) -> str:
+        return (f"cost at paper: {_flops(self.flops)}, peak memory {_bytes(self.peak_bytes)} "
+                f"(largest run: {self.largest}), ≈ {_duration(self.seconds)} on one {GPU} at "
+                f"{THROUGHPUT / 1e12:.0f} TFLOP/s ({MFU:.0%} of bf16 peak)")
+
+
+def page_cost(page: str, dataset: str | None = None) -> Cost:
+    """The :class:`Cost` of ``page`` (a notebook, e.g. "real_data") on ``dataset`` at ``paper``."""
+    runs = page_runs(page, dataset)
+    largest = max(runs, key=run_memory)
+    who = (f"{largest.cfg.method} × {largest.seeds} seeds stacked" if largest.stacked
+           else f"{largest.cfg.method}, one seed")
+    return Cost(page, sum(r.seeds for r in runs), sum(map(run_flops, runs)),
+                run_memory(largest), who)
+
+
+def cost_table() -> pd.DataFrame:
+    """Every page of book/pages.json that trains, in the book's order, at ``paper``."""
+    rows = []
+    for entry in json.loads(BOOK_PAGES.read_text()):
+        if entry["notebook"] in NO_TRAINING:
+            continue
+        c = page_cost(entry["notebook"], entry["parameters"].get("dataset"))
+        rows.append({"page": entry["page"], "runs": c.runs, "FLOPs": _flops(c.flops),
+                     "peak memory": _bytes(c.peak_bytes), "largest run": c.largest,
+                     f"GPU time ({GPU})": _duration(c.seconds)})
+    return pd.DataFrame(rows)
+
+
+def markdown(table: pd.DataFrame) -> str:
+    """``table`` as a Markdown table (the README's)."""
+    lines = [list(table.columns), ["---"] * len(table.columns), *table.astype(str).values.tolist()]
+    return "\n".join("| " + " | ".join(line) + " |" for line in lines)
+
+
+def _flops(x: float) -> str:
+    for prefix, scale in (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9)):
+        if x >= scale:
+            return f"{x / scale:.3g} {prefix}FLOP"
+    return f"{x:.3g} FLOP"
+
+
+def _bytes(x: float) -> str:
+    return f"{x / 2**30:.3g} GiB" if x >= 2**30 else f"{x / 2**20:.0f} MiB"
+
+
+def _duration(seconds: float) -> str:
+    if seconds >= 3600:
+        return f"{seconds / 3600:.3g} h"
+    return f"{seconds / 60:.3g} min" if seconds >= 60 else f"{seconds:.2g} s"
+
+
+if __name__ == "__main__":
+    print(markdown(cost_table()))

@@ -1,0 +1,72 @@
+"""The cost model: FLOPs against hand counts, linear scaling, Adam-state memory, and the
+README's cost table is the one the code computes."""
+from pathlib import Path
+
+from pusupport.config import ModelConfig, TrainConfig
+from pusupport.cost import Data, Run, cost_table, forward_flops, markdown, page_cost, run_flops, run_memory
+from pusupport.paper import PAGE_CHANGES
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_synthetic_mlp_flops_by_hand():
+    linear = 2 * (2 * 200 + 200 * 600 + 600 * 1)       # 2 FLOPs per multiply-add
+    elementwise = 2 * (200 + 600)                       # BatchNorm and ReLU, one FLOP an output
+    assert forward_flops(ModelConfig("mlp"), (2,)) == linear + elementwise
+
+
+def test_kiryo_cnn_flops_by_hand():
+    first_conv = 2 * (3 * 3 * 3) * 96 * 32 * 32         # 3×3×3 kernel, 96 maps of 32×32
+    assert first_conv == 5_308_416
+    # (c_in, c_out, kernel, output side) of the other convolutions
+    convs = [(96, 96, 3, 32), (96, 96, 3, 16), (96, 192, 3, 16), (192, 192, 3, 16),
+             (192, 192, 3, 8), (192, 192, 3, 8), (192, 192, 1, 8), (192, 10, 1, 8)]
+    conv = first_conv + sum(2 * ci * k * k * co * n * n for ci, co, k, n in convs)
+    bn_relu = 2 * (96 * 32 * 32 + sum(co * n * n for _, co, _, n in convs))
+    fc = 2 * (640 * 1000 + 1000 * 1000 + 1000 * 1) + 2 * 1000     # and the two ReLUs
+    assert forward_flops(ModelConfig("kiryo_cnn"), (3, 32, 32)) == conv + bn_relu + fc
+    # only the first convolution sees the channels: one channel less, one third of it less
+    one_channel = forward_flops(ModelConfig("kiryo_cnn"), (1, 32, 32))
+    assert forward_flops(ModelConfig("kiryo_cnn"), (3, 32, 32)) - one_channel == first_conv * 2 // 3
+
+
+def test_sparse_first_layer_counts_non_zeros():
+    dense = forward_flops(ModelConfig("news_mlp"), (1000,))
+    sparse = forward_flops(ModelConfig("news_mlp"), (1000,), nnz=10)
+    assert dense - sparse == 2 * (1000 - 10) * 300
+
+
+def test_aapu_epochs_by_hand():
+    data = Data(n_p=10, n_u=100, n_test=50, eligible=100, shape=(2,))
+    cfg = TrainConfig(method="aapu", epochs=3, select_from=2, n_select=5, eval_every=0)
+    # epoch 1: train P + U; 2: train P + U, select over U; 3: train P + U + 5 in S, test, select
+    rows = 3 * (110 + 110 + 115) + 50 + 2 * 100
+    assert run_flops(Run(cfg, data)) == rows * forward_flops(cfg.model, (2,))
+
+
+def test_page_total_is_linear_in_seeds_and_epochs(monkeypatch):
+    base = page_cost("formulation").flops             # uPU and nnPU: no selection
+    monkeypatch.setitem(PAGE_CHANGES["formulation"], "paper",
+                        {"train": dict(epochs=600), "page": dict(n_seeds=3)})
+    assert page_cost("formulation").flops == 6 * base
+    assert page_cost("formulation").runs == 6
+
+
+def test_peak_memory_adam_state_on_a_tiny_model():
+    cfg = TrainConfig(method="nnpu", model=ModelConfig("mlp", width=0.01), batch_size=8)
+    # 2 → 2 → 6 → 1: Linear 2·2+2, BN 2·2, Linear 2·6+6, BN 2·6, Linear 6+1
+    parameters = 6 + 4 + 18 + 12 + 7
+    data = Data(n_p=4, n_u=4, n_test=0, eligible=4, shape=(2,))
+    elements = 2 + (2 + 2 + 2) + (6 + 6 + 6) + 1        # the input and every layer's output
+    weights = 4 * 4 * parameters      # float32 parameters, gradients, Adam's two moments
+    activations = 2 * elements * 8    # bf16, one batch of all 8 rows
+    held = 4 * 2 * (4 + 4)            # P and U in float32
+    assert run_memory(Run(cfg, data)) == weights + activations + held
+    stacked = Run(cfg, data, seeds=3, stacked=True)  # per-seed copies of all (unshared data)
+    assert run_memory(stacked) == 3 * (weights + activations + held)
+
+
+def test_readme_cost_table_is_current():
+    table = markdown(cost_table())
+    assert table in (ROOT / "README.md").read_text(), \
+        f"README's cost table is stale: paste `python -m pusupport.cost`:\n{table}"
