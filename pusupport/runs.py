@@ -5,6 +5,7 @@ from dataclasses import replace
 
 import pandas as pd
 
+from . import cluster
 from .methods import get_method
 from .pages import Page
 from .progress import progress
@@ -38,6 +39,8 @@ def run_methods(page: Page, methods, make_data, group: str | None = None, **over
     run all seeds at once as one network (the same maths); the others run seed by
     seed. At the ``paper`` profile every run checkpoints under
     ``<results>/checkpoints/[<group>/]<label>``, and re-running the page resumes.
+    Under ``book/execute.py --workers N`` these runs are Ray tasks instead
+    (:func:`pusupport.cluster.fan_out`), on the same data and seeds.
     Returns the tidy history of all runs.
     """
     from .members import check_stackable
@@ -60,15 +63,29 @@ def run_methods(page: Page, methods, make_data, group: str | None = None, **over
             stackable = []
     else:
         stackable = []
-    histories = {}
-    for label in progress(stackable, desc=f"{page.name} (all seeds at once)"):
-        for result in train_seeds(make_data, page.seeds, configs[label]):
-            histories[label, result.config.seed] = result.history
-    runs = [(seed, label) for seed in page.seeds for label in configs if label not in stackable]
-    data, data_seed = None, None
-    for seed, label in progress(runs, desc=page.name):
-        if seed != data_seed:
-            data, data_seed = make_data(seed), seed
-        histories[label, seed] = train(data, configs[label], seed=seed).history
+    if cluster.active():                     # a page under `book/execute.py --workers N`
+        histories = _fan_out(page, configs, stackable, make_data)
+    else:
+        histories = {}
+        for label in progress(stackable, desc=f"{page.name} (all seeds at once)"):
+            for result in train_seeds(make_data, page.seeds, configs[label]):
+                histories[label, result.config.seed] = result.history
+        runs = [(seed, label) for seed in page.seeds for label in configs if label not in stackable]
+        data, data_seed = None, None
+        for seed, label in progress(runs, desc=page.name):
+            if seed != data_seed:
+                data, data_seed = make_data(seed), seed
+            histories[label, seed] = train(data, configs[label], seed=seed).history
     return pd.concat([histories[label, seed].assign(method=label)
                       for label in configs for seed in page.seeds], ignore_index=True)
+
+
+def _fan_out(page: Page, configs: dict, stackable: list, make_data) -> dict:
+    """The runs of :func:`run_methods` as Ray tasks: one per stacking method (all seeds),
+    one per other method and seed. Returns ``{(label, seed): history}``."""
+    groups = [(label, list(page.seeds)) for label in stackable] + [
+        (label, [seed]) for seed in page.seeds for label in configs if label not in stackable]
+    done = cluster.fan_out([(configs[label], seeds) for label, seeds in groups], make_data,
+                           page.seeds)
+    return {(label, seed): history for (label, seeds), runs in zip(groups, done)
+            for seed, history in zip(seeds, runs)}

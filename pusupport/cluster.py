@@ -1,0 +1,174 @@
+"""Fan-out with Ray (the optional ``cluster`` extra): a book's pages, and a page's runs.
+
+``book/execute.py --workers N`` (or with ``RAY_ADDRESS`` set) runs each page as a Ray
+task, and sets :data:`ENV` for it, so the page's :func:`~pusupport.runs.run_methods`
+sends its runs (one per method, or per method and seed) to the same cluster. Every
+task asks for one GPU when the cluster has GPUs (and the device is not ``cpu``), else
+for one CPU; a task's torch and OpenMP threads are the CPUs it was given.
+
+A page waits for its runs while holding its own GPU or CPU. So that pages holding every
+GPU never wait on runs that cannot start, the page also takes runs itself: each run
+starts once — on a worker, or in the page — whichever claims it first (:class:`Claims`).
+
+Nothing imports this module unless fan-out was asked for, so Ray stays optional.
+"""
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+
+#: Set for a page executed on Ray: JSON ``{"address": <cluster>, "task": <task options>}``.
+ENV = "PUSUPPORT_RAY"
+
+
+def import_ray():
+    """The ``ray`` module, or an error that says how to install it."""
+    try:
+        import ray
+    except ImportError as err:
+        raise ImportError("fan-out with Ray needs the `cluster` extra: "
+                          "pip install -e '.[cluster]'") from err
+    return ray
+
+
+def start(workers: int, device: str) -> dict:
+    """Connect to the cluster at ``RAY_ADDRESS``, else start a local Ray instance that
+    runs ``workers`` tasks at a time (one GPU each where this machine has GPUs).
+
+    Returns the options every task is submitted with.
+    """
+    ray = import_ray()
+    if os.environ.get("RAY_ADDRESS"):
+        ray.init()                                   # ray.init reads RAY_ADDRESS itself
+    else:
+        import torch
+        gpus = min(workers, torch.cuda.device_count()) if device != "cpu" else 0
+        ray.init(num_cpus=os.cpu_count() if gpus else workers, num_gpus=gpus,
+                 include_dashboard=False)
+    have = ray.cluster_resources()
+    gpus = int(have.get("GPU", 0)) if device != "cpu" else 0
+    if gpus:
+        return {"num_gpus": 1, "num_cpus": max(1, int(have.get("CPU", 1)) // gpus)}
+    return {"num_cpus": 1}
+
+
+def limit_threads(task: dict) -> None:
+    """Use as many torch/OpenMP threads as the task was given CPUs (the page's kernel,
+    a child process, reads the environment)."""
+    import torch
+    n = max(1, int(task["num_cpus"]))
+    os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(n)
+    torch.set_num_threads(n)
+
+
+def run_page(script: str, page: dict, kwargs: dict, task: dict) -> float:
+    """Ray task: ``execute(page, **kwargs)`` from the book's ``execute.py`` at ``script``
+    (the same path on every node); the page's runs fan out to this cluster too."""
+    ray = import_ray()
+    limit_threads(task)
+    os.environ[ENV] = json.dumps({"address": ray.get_runtime_context().gcs_address, "task": task})
+    spec = importlib.util.spec_from_file_location("book_execute", script)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.execute(page, **kwargs)
+
+
+def run_pages(script: str, pages: list[dict], kwargs: dict, task: dict) -> tuple[dict, dict]:
+    """Execute ``pages`` as Ray tasks; a failed page is tried once more.
+
+    Returns ``({page: seconds}, {page: error})``, printing each outcome as it comes.
+    """
+    ray = import_ray()
+    remote = ray.remote(run_page).options(**task, max_retries=0)
+
+    def submit(page, attempt):
+        print(f"executing {page['page']} on Ray (attempt {attempt} of 2) ...", flush=True)
+        return remote.remote(script, page, kwargs, task), page, attempt
+
+    pending = dict((ref, (page, attempt)) for ref, page, attempt in (submit(p, 1) for p in pages))
+    times, failed = {}, {}
+    while pending:
+        [ref], _ = ray.wait(list(pending), num_returns=1)
+        page, attempt = pending.pop(ref)
+        name = page["page"]
+        try:
+            times[name] = ray.get(ref)
+            print(f"  {name}: {times[name]:.0f} s", flush=True)
+        except ray.exceptions.RayError as err:
+            last = (str(err).strip().splitlines() or [type(err).__name__])[-1]
+            if attempt == 1:
+                print(f"  {name} failed ({last}); retrying once", flush=True)
+                ref, page, attempt = submit(page, 2)
+                pending[ref] = page, attempt
+            else:
+                print(f"  {name} failed again: {last}", flush=True)
+                failed[name] = err
+    return times, failed
+
+
+class Claims:
+    """Ray actor: which of a page's runs have been claimed; each run is claimed once."""
+
+    def __init__(self):
+        self.taken = set()
+
+    def take(self, key) -> bool:
+        """True for the first caller that claims ``key``."""
+        first = key not in self.taken
+        self.taken.add(key)
+        return first
+
+
+def active() -> bool:
+    """Whether this page runs under a Ray fan-out (``book/execute.py`` set :data:`ENV`)."""
+    return bool(os.environ.get(ENV))
+
+
+def train_histories(config, seeds: list, *datas) -> list:
+    """One run: train ``config`` on ``datas`` (one per seed, stacked when several);
+    return each seed's history."""
+    from .training import train, train_seeds
+    if len(seeds) == 1:
+        return [train(datas[0], config, seed=seeds[0]).history]
+    return [r.history for r in train_seeds(dict(zip(seeds, datas)).__getitem__, seeds, config)]
+
+
+def _claimed_run(claims, key, task: dict, config, seeds: list, *datas):
+    """Ray task: the run, unless the page already took it (then None)."""
+    ray = import_ray()
+    if not ray.get(claims.take.remote(key)):
+        return None
+    limit_threads(task)
+    return train_histories(config, seeds, *datas)
+
+
+def fan_out(runs: list[tuple], make_data, seeds: list) -> list[list]:
+    """``[train_histories(config, group, *data of group) for config, group in runs]``,
+    the runs as Ray tasks on the cluster in :data:`ENV`, the page taking the ones no
+    worker has started (last first).
+
+    Every seed's data is built here, once, as the serial loop builds it.
+    """
+    ray = import_ray()
+    setting = json.loads(os.environ[ENV])
+    if not ray.is_initialized():
+        ray.init(address=setting["address"], log_to_driver=False)
+    data = {seed: make_data(seed) for seed in seeds}
+    shared = {seed: ray.put(d) for seed, d in data.items()}
+    claims = ray.remote(num_cpus=0)(Claims).remote()
+    task = setting["task"]
+    remote = ray.remote(_claimed_run).options(**task, max_retries=0)
+    refs = [remote.remote(claims, i, task, config, group, *[shared[s] for s in group])
+            for i, (config, group) in enumerate(runs)]
+    out = {}
+    for i in reversed(range(len(runs))):
+        if ray.get(claims.take.remote(i)):
+            ray.cancel(refs[i])
+            config, group = runs[i]
+            out[i] = train_histories(config, group, *[data[s] for s in group])
+    print(f"{len(runs)} runs as Ray tasks: {len(runs) - len(out)} on workers, {len(out)} in "
+          "this page", flush=True)
+    histories = [out[i] if i in out else ray.get(ref) for i, ref in enumerate(refs)]
+    ray.kill(claims)
+    return histories
