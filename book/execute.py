@@ -14,11 +14,19 @@ exits non-zero for a person running it). Here that page is rendered as "not run"
 cells up to the failure are kept, followed by a box with the error's message (what was
 looked for, how to provide it), and ``summary.json`` records "not run" — unless an
 earlier run of the page succeeded, whose results are kept.
+
+With ``--workers N`` (N > 1), or ``RAY_ADDRESS`` set, the pages run as Ray tasks
+(``pip install -e '.[cluster]'``), and so do the runs inside each page
+(:mod:`pusupport.cluster`); pages that read every other page's results run after them.
+A page that fails is tried once more; if it fails again, it is named, the other pages
+finish, and the exit status is 1 (the book is not built). Results land where the serial
+run puts them. The default is serial and imports no Ray.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -35,8 +43,12 @@ BOOK = ROOT / "book"
 BOOK_FILES = ("_config.yml", "_toc.yml", "_static")
 
 
-def pages() -> list[dict]:
-    return json.loads((BOOK / "pages.json").read_text())
+#: Pages that read every other page's results: under Ray, they run after the others.
+LAST = ("summary",)
+
+
+def pages(path: Path = BOOK / "pages.json") -> list[dict]:
+    return json.loads(Path(path).read_text())
 
 
 def prepare(book_dir: Path) -> None:
@@ -127,6 +139,31 @@ def build(book_dir: Path) -> None:
                     "-W", "-n", "--keep-going"], check=True)
 
 
+def run_serial(selected: list[dict], kwargs: dict) -> dict:
+    """Execute the pages one after the other; return {page: seconds}."""
+    times = {}
+    for page in selected:
+        print(f"executing {page['page']} ({kwargs['profile']}) ...", flush=True)
+        times[page["page"]] = execute(page, **kwargs)
+        print(f"  {page['page']}: {times[page['page']]:.0f} s", flush=True)
+    return times
+
+
+def run_ray(selected: list[dict], kwargs: dict, workers: int) -> tuple[dict, dict]:
+    """Execute the pages as Ray tasks, the :data:`LAST` ones after the others; return
+    ({page: seconds}, {failed page: error})."""
+    from pusupport import cluster
+    task = cluster.start(workers, kwargs["device"])
+    print(f"Ray: every task gets {task}", flush=True)
+    times, failed = {}, {}
+    first, last = [p for p in selected if p["page"] not in LAST], [p for p in selected if p["page"] in LAST]
+    for wave in (first, last):
+        done, errors = cluster.run_pages(__file__, wave, kwargs, task)
+        times.update(done)
+        failed.update(errors)
+    return times, failed
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
@@ -135,19 +172,33 @@ def main(argv=None) -> int:
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--device", default="auto")
     ap.add_argument("--only", nargs="*", help="page names to execute (default: all)")
+    ap.add_argument("--pages-file", type=Path, default=BOOK / "pages.json",
+                    help="the list of pages (default: book/pages.json)")
     ap.add_argument("--no-build", action="store_true", help="execute only; do not render")
+    ap.add_argument("--workers", type=int, default=1,
+                    help="pages (and their runs) at a time, as Ray tasks when > 1 (a local Ray "
+                         "instance, or the cluster at $RAY_ADDRESS, which sets the number)")
     args = ap.parse_args(argv)
+    if args.workers < 1:
+        ap.error("--workers must be 1 (serial) or more (Ray)")
     prepare(args.book_dir)
-    times = {}
-    for page in pages():
-        if args.only and page["page"] not in args.only:
-            continue
-        print(f"executing {page['page']} ({args.profile}) ...", flush=True)
-        times[page["page"]] = execute(page, args.book_dir, args.profile, args.output_dir.resolve(),
-                                      args.data_dir, args.device)
-        print(f"  {page['page']}: {times[page['page']]:.0f} s", flush=True)
+    selected = [p for p in pages(args.pages_file) if not args.only or p["page"] in args.only]
+    kwargs = {"book_dir": args.book_dir.resolve(), "profile": args.profile,
+              "output_dir": args.output_dir.resolve(), "data_dir": args.data_dir,
+              "device": args.device}
+    failed = {}
+    if args.workers > 1 or os.environ.get("RAY_ADDRESS"):
+        times, failed = run_ray(selected, kwargs, args.workers)
+    else:
+        times = run_serial(selected, kwargs)
     (args.output_dir).mkdir(parents=True, exist_ok=True)
     (args.output_dir / f"page_times_{args.profile}.json").write_text(json.dumps(times, indent=2))
+    if failed:
+        for name, err in failed.items():
+            print(f"\npage {name} FAILED twice:\n{err}", file=sys.stderr)
+        print(f"\nfailed pages: {', '.join(failed)} (the book was not built; each executed page, "
+              f"with its error, is in {args.book_dir / 'pages'})", file=sys.stderr)
+        return 1
     if not args.no_build:
         build(args.book_dir)
     return 0
