@@ -1,4 +1,4 @@
-# Quick start:  make book   (set-up, execute every page, render the book)
+# Quick start:  make book   (set-up, execute every page, render the book; WORKERS=4: Ray)
 #               make test   (set-up, unit tests, smoke-run every page, nbval, book build)
 #               make mutation (mutation testing of the core modules: bench/mutation.json)
 PYTHON   ?= python3
@@ -8,6 +8,8 @@ PY       := $(BIN)/python
 STAMP    := $(VENV)/.installed
 PROFILE  ?= cpu
 DEVICE   ?= auto
+# Pages (and their runs) at a time; above 1 they run as Ray tasks (book/execute.py --workers).
+WORKERS  ?= 1
 # Where data sets live (also read from PUSUPPORT_DATA by the package). `make data`
 # fills it from ../shared/datasets when that folder exists (development and CI machines).
 DATA_DIR ?= $(CURDIR)/data
@@ -23,7 +25,7 @@ setup: $(STAMP) $(MATHJAX)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q -e '.[book,dev]'
+	$(BIN)/pip install -q -e '.[book,dev,cluster]'
 	touch $@
 
 # MathJax 3 served from the book itself, so maths renders without internet.
@@ -49,11 +51,15 @@ data:
 
 book: setup data
 	PUSUPPORT_DATA=$(DATA_DIR) $(PY) book/execute.py --profile $(PROFILE) --device $(DEVICE) \
-	  --data-dir $(DATA_DIR) --book-dir book --output-dir results
+	  --workers $(WORKERS) --data-dir $(DATA_DIR) --book-dir book --output-dir results
 	@echo "book: $(CURDIR)/book/_build/html/index.html"
 
 # Unit tests, then every page in the `smoke` profile and a book build, then the
-# checks on that build (tests marked `book`) and nbval on the executed pages.
+# checks on that build (tests marked `book`: one builds the pages again with Ray, and
+# must get the same results) and nbval on the executed pages. One thread per process, as
+# in each Ray task: a convolution's gradients differ in the last bits with the threads.
+test: export OMP_NUM_THREADS = 1
+test: export MKL_NUM_THREADS = 1
 test: export TQDM_DISABLE = 1
 test: export PUSUPPORT_DATA = $(DATA_DIR)
 test: export SMOKE_BOOK = $(CURDIR)/$(SMOKE)

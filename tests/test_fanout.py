@@ -1,0 +1,112 @@
+"""Fan-out with Ray (book/execute.py --workers N): the same results as the serial build,
+a failing page named with a non-zero exit, and no Ray on the default path.
+
+The Ray tests need the `cluster` extra; without it they skip, saying why — with
+CI=true they fail instead (CI installs the extra).
+"""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+EXECUTE = ROOT / "book" / "execute.py"
+SMOKE = Path(os.environ.get("SMOKE_BOOK", ROOT / "build" / "smoke"))
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+#: Fields of summary.json that are wall-clock times, so differ between any two runs:
+#: the page's wall time (top level) and the time the own-data page took to estimate
+#: the class prior. Every other field must be equal.
+TIMINGS = (("wall_seconds",), ("prior_estimate", "seconds"))
+
+
+def require_ray():
+    if importlib.util.find_spec("ray") is None:
+        reason = "Ray is not installed: pip install -e '.[cluster]'"
+        if IN_CI:
+            pytest.fail(f"{reason} (CI=true: this check must run)")
+        pytest.skip(reason)
+
+
+def run_execute(*args, timeout):
+    env = {**os.environ, "TQDM_DISABLE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    env.pop("RAY_ADDRESS", None)                 # a local Ray instance, never a real cluster
+    return subprocess.run([sys.executable, str(EXECUTE), "--profile", "smoke", *args],
+                          capture_output=True, text=True, env=env, timeout=timeout)
+
+
+def without_timings(summary: dict) -> dict:
+    for path in TIMINGS:
+        *parents, key = path
+        node = summary
+        for p in parents:
+            node = node.get(p, {})
+        node.pop(key, None)
+    return summary
+
+
+def summaries(results: Path) -> dict:
+    """{page: summary.json without TIMINGS}; a path into ``results`` (own_data's model_path)
+    is written relative to it, as <results>/..."""
+    return {p.parent.name: without_timings(json.loads(
+                p.read_text().replace(str(results.resolve()), "<results>")))
+            for p in sorted(results.glob("*/summary.json"))}
+
+
+def test_the_default_path_imports_no_ray():
+    code = ("import importlib.util, sys; spec = importlib.util.spec_from_file_location('x', "
+            f"{str(EXECUTE)!r}); spec.loader.exec_module(importlib.util.module_from_spec(spec)); "
+            "import pusupport.runs; print('ray' in sys.modules)")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "False"
+    help_run = subprocess.run([sys.executable, str(EXECUTE), "--help"], capture_output=True,
+                              text=True, timeout=120)
+    assert help_run.returncode == 0 and "--workers" in help_run.stdout
+
+
+@pytest.mark.book
+def test_ray_build_of_the_smoke_book_gives_the_serial_summaries(tmp_path):
+    require_ray()
+    serial = SMOKE / "results"
+    if not serial.is_dir():
+        reason = f"no serial smoke build in {SMOKE} (make test builds it first)"
+        if IN_CI:
+            pytest.fail(f"{reason} (CI=true: this check must run)")
+        pytest.skip(reason)
+    data = os.environ.get("PUSUPPORT_DATA")
+    run = run_execute("--workers", "2", "--no-build", "--book-dir", str(tmp_path / "book"),
+                      "--output-dir", str(tmp_path / "results"),
+                      *(["--data-dir", data] if data else []), timeout=1800)
+    said = run.stdout + run.stderr
+    assert run.returncode == 0, said[-5000:]
+    assert "Ray: every task gets" in said
+    ours, theirs = summaries(tmp_path / "results"), summaries(serial)
+    assert sorted(ours) == sorted(theirs)
+    assert [page for page in theirs if ours[page] != theirs[page]] == []
+    # the runs inside pages were Ray tasks too
+    formulation = (tmp_path / "book" / "pages" / "formulation.ipynb").read_text()
+    assert "runs as Ray tasks" in formulation
+
+
+def test_a_failing_page_is_retried_once_then_named_with_a_non_zero_exit(tmp_path):
+    require_ray()
+    pages = [{"page": "introduction", "notebook": "introduction", "parameters": {}},
+             {"page": "broken", "notebook": "real_data", "parameters": {"dataset": "no_such_set"}}]
+    (tmp_path / "pages.json").write_text(json.dumps(pages))
+    run = run_execute("--workers", "2", "--no-build", "--pages-file", str(tmp_path / "pages.json"),
+                      "--book-dir", str(tmp_path / "book"), "--output-dir",
+                      str(tmp_path / "results"), timeout=600)
+    said = run.stdout + run.stderr
+    assert run.returncode == 1, said[-5000:]
+    assert said.count("executing broken on Ray") == 2          # the first try and one retry
+    assert said.count("broken failed (") == 1 and "retrying once" in said
+    assert "page broken FAILED twice" in said and "failed pages: broken" in said
+    assert "no_such_set" in said                               # the page's own error
+    # the other page still ran
+    assert json.loads((tmp_path / "results" / "page_times_smoke.json").read_text()).keys() == {
+        "introduction"}
