@@ -56,21 +56,21 @@ book: setup data
 
 # Unit tests, then every page in the `smoke` profile and a book build, then the
 # checks on that build (tests marked `book`: one builds the pages again with Ray, and
-# must get the same results) and nbval on the executed pages. One thread per process, as
-# in each Ray task: a convolution's gradients differ in the last bits with the threads.
-test: export OMP_NUM_THREADS = 1
-test: export MKL_NUM_THREADS = 1
+# must get the same results) and nbval on the executed pages. The pages run one thread
+# per process, as each Ray task does: a convolution's gradients differ in the last bits
+# with the number of threads.
+ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 test: export TQDM_DISABLE = 1
 test: export PUSUPPORT_DATA = $(DATA_DIR)
 test: export SMOKE_BOOK = $(CURDIR)/$(SMOKE)
 test: setup data
 	$(PY) -m pytest -m "not book" tests
 	rm -rf $(SMOKE)
-	$(PY) book/execute.py --profile smoke --data-dir $(DATA_DIR) --book-dir $(SMOKE) \
+	$(ONE_THREAD) $(PY) book/execute.py --profile smoke --data-dir $(DATA_DIR) --book-dir $(SMOKE) \
 	  --output-dir $(SMOKE)/results
-	$(PY) -m pytest -m book tests
-	$(PY) -m pytest --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider \
-	  $(SMOKE)/pages
+	$(ONE_THREAD) $(PY) -m pytest -m book tests
+	$(ONE_THREAD) $(PY) -m pytest --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg \
+	  -p no:cacheprovider $(SMOKE)/pages
 
 # Speed and memory benchmark (not a test): writes bench/results.json.
 bench: setup data

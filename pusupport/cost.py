@@ -204,6 +204,10 @@ def page_runs(page: str, dataset: str | None = None) -> list[Run]:
 
     if page in ("synthetic", "real_data"):
         return runs(["nnpu", "aapu"])
+    if page == "readings":            # the book's pair and each reading's changed runs
+        from .experiments.readings import plan
+        return [r for specs in plan(s.train.select_from)[1].values() for spec in specs.values()
+                for r in runs([spec["method"]], **{k: v for k, v in spec.items() if k != "method"})]
     if page == "formulation":
         return runs(["upu", "nnpu"])
     if page == "adding_p":

@@ -125,12 +125,12 @@ def make_pu(name: str, data: LabeledData, positive, n_labeled: int = 1000, seed:
     elif abs(check_prior(prior) - true_prior) > 1e-3:
         warnings.warn(f"{name}: using prior={prior} although the positive fraction of U is "
                       f"{true_prior:.4f}", stacklevel=2)
-    x_u = _features(data.x_train if n_unlabeled is None else data.x_train[u_index])
-    return PUData(name, _features(data.x_train[p_index]), x_u, u_truth,
-                  torch.isin(u_index, p_index), _features(data.x_test), y_test, prior)
+    x_u = as_features(data.x_train if n_unlabeled is None else data.x_train[u_index])
+    return PUData(name, as_features(data.x_train[p_index]), x_u, u_truth,
+                  torch.isin(u_index, p_index), as_features(data.x_test), y_test, prior)
 
 
-def _features(x):
+def as_features(x):
     """uint8 images → float32 in [0, 1]; anything else unchanged."""
     return x.float().div_(255) if torch.is_tensor(x) and x.dtype == torch.uint8 else x
 

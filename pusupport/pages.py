@@ -128,6 +128,9 @@ class Page:
         if runtime.bf16:
             notes.append("precision: bf16 autocast, scores and risks in float32 (the paper states "
                          "no precision; this book's choice for speed)")
+        from .cost import NO_TRAINING, page_cost
+        if self.page not in NO_TRAINING:
+            notes.append(page_cost(self.page, self.params.get("dataset")).describe())
         if self.dataset == "synthetic":
             notes.append("π = 0.4387, the generating process's P(x₂ > sin x₁) (the paper states "
                          "0.4412, the positive fraction of its own sample)")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pandas as pd
 import torch
 
-from ..data import flip_labels, supervised
-from ..datasets import CIFAR10_POSITIVE, LabeledData, make_pu
+from ..data import as_features, flip_labels, resolve_classes, supervised
+from ..datasets import CIFAR10_POSITIVE, LabeledData
 from ..pages import Page
 from ..progress import progress
 from ..training import train
@@ -26,14 +26,18 @@ def run_memorization(page: Page, cifar10: LabeledData) -> pd.DataFrame:
     has the accuracy on the training labels as given and on the validation labels.
     """
     s = page.settings
-    cifar = make_pu("cifar10", cifar10, CIFAR10_POSITIVE, n_labeled=1,
-                    n_unlabeled=s.data.n_train, seed=0)
-    x_val, y_val = random_rows(s.data.n_val, cifar.x_test, cifar.y_test)
+    positive = torch.tensor(resolve_classes(CIFAR10_POSITIVE, cifar10.classes))
+    binary = {part: torch.where(torch.isin(getattr(cifar10, f"y_{part}"), positive), 1, -1)
+              for part in ("train", "test")}
+    x_train, y_train = random_rows(s.data.n_train, cifar10.x_train, binary["train"])
+    x_val, y_val = random_rows(s.data.n_val, cifar10.x_test, binary["test"])
+    x_val = as_features(x_val)
     runs = []
     for noise in progress(s.page.noise_rates, desc="noise rates"):
         for seed in page.seeds:
-            noisy = flip_labels(cifar.u_truth, noise, seed)
-            data = supervised(cifar.x_u[noisy > 0], cifar.x_u[noisy < 0], x_val, y_val,
+            noisy = flip_labels(y_train, noise, seed)
+            data = supervised(as_features(x_train[noisy > 0]), as_features(x_train[noisy < 0]),
+                              x_val, y_val,
                               name=f"CIFAR-10, {noise:.0%} noise")
             h = train(data, page.train_config("pn", seed)).history
             runs.append(h.assign(noise=noise, method=f"noise {noise:.0%}",

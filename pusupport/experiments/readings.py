@@ -57,11 +57,26 @@ def _label(method: str, changes: dict) -> str:
     return method + "".join(f" {k}={v}" for k, v in sorted(changes.items()))
 
 
-def _changes(page: Page, reading: Reading) -> tuple[dict, dict]:
+def _changes(reading: Reading, select_from: int) -> tuple[dict, dict]:
     aapu = dict(reading.aapu)
     if reading.select_from_factor is not None:
-        aapu["select_from"] = max(1, round(page.settings.train.select_from * reading.select_from_factor))
+        aapu["select_from"] = max(1, round(select_from * reading.select_from_factor))
     return aapu, dict(reading.nnpu)
+
+
+def plan(select_from: int, readings=READINGS) -> tuple[list, dict]:
+    """(each reading with its aaPU and nnPU run labels, the runs {π or None: {label:
+    TrainConfig changes}}), for a page whose first selection epoch is ``select_from``."""
+    pairs, runs = [], {None: {"nnpu": {"method": "nnpu"}, "aapu": {"method": "aapu"}}}
+    for reading in (BOOK_READING, *readings):
+        aapu, nnpu = _changes(reading, select_from)
+        a, n = _label("aapu", aapu), _label("nnpu", nnpu)
+        runs.setdefault(reading.prior, {}).update({a: {"method": "aapu", **aapu},
+                                                   n: {"method": "nnpu", **nnpu}})
+        if reading.prior is not None:
+            a, n = f"{a} π={reading.prior}", f"{n} π={reading.prior}"
+        pairs.append((reading, a, n, aapu.get("select_from")))
+    return pairs, runs
 
 
 def run_readings(page: Page, readings=READINGS) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -71,29 +86,19 @@ def run_readings(page: Page, readings=READINGS) -> tuple[pd.DataFrame, pd.DataFr
     runs with π changed carry " π=<value>".
     """
     base = data_for(page)
-    pairs, shared, per_prior = [], {"nnpu": {"method": "nnpu"}, "aapu": {"method": "aapu"}}, {}
-    for reading in (BOOK_READING, *readings):
-        aapu, nnpu = _changes(page, reading)
-        a, n = _label("aapu", aapu), _label("nnpu", nnpu)
-        if reading.prior is None:
-            shared.update({a: {"method": "aapu", **aapu}, n: {"method": "nnpu", **nnpu}})
-        else:
-            per_prior.setdefault(reading.prior, {}).update(
-                {a: {"method": "aapu", **aapu}, n: {"method": "nnpu", **nnpu}})
-            a, n = f"{a} π={reading.prior}", f"{n} π={reading.prior}"
-        pairs.append((reading, a, n))
-    histories = [run_methods(page, shared, base, group="readings")]
-    for prior, runs in per_prior.items():
-        changed = run_methods(page, runs, lambda seed: replace(base(seed), prior=prior),
+    pairs, runs = plan(page.settings.train.select_from, readings)
+    histories = [run_methods(page, runs[None], base, group="readings")]
+    for prior in [p for p in runs if p is not None]:
+        changed = run_methods(page, runs[prior], lambda seed: replace(base(seed), prior=prior),
                               group=f"prior_{prior}")
         histories.append(changed.assign(method=changed.method + f" π={prior}"))
     history = pd.concat(histories, ignore_index=True)
     final = history[history.epoch == history.epoch.max()].set_index(["method", "seed"]).test_error
     rows = []
-    for reading, a, n in pairs:
+    for reading, a, n, select_from in pairs:
         p = paired_difference(final[a][page.seeds], final[n][page.seeds])
-        label = reading.short.format(select_from=_changes(page, reading)[0].get("select_from"))
-        rows.append({"choice": reading.choice, "reading": reading.value, "label": label,
+        rows.append({"choice": reading.choice, "reading": reading.value,
+                     "label": reading.short.format(select_from=select_from),
                      "aaPU": final[a].mean(), "nnPU": final[n].mean(),
                      "aaPU − nnPU": p.mean, "low": p.low, "high": p.high,
                      "sign-flip p": p.p_value, "verdict on “aaPU is better”": verdict(p)})
