@@ -69,11 +69,11 @@ DATA_MISSING = "DatasetNotFoundError"
 
 
 def execute(page: dict, book_dir: Path, profile: str, output_dir: Path, data_dir: str | None,
-            device: str) -> float:
+            device: str, dry_run: int = 0) -> float:
     """Run one page with papermill; return its wall time in seconds."""
     nb = jupytext.read(ROOT / "notebooks" / f"{page['notebook']}.md")
     params = {"profile": profile, "device": device, "output_dir": str(output_dir),
-              "data_dir": data_dir, **page["parameters"]}
+              "data_dir": data_dir, "dry_run": dry_run, **page["parameters"]}
     out = book_dir / "pages" / f"{page['page']}.ipynb"
     out.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
@@ -83,7 +83,8 @@ def execute(page: dict, book_dir: Path, profile: str, output_dir: Path, data_dir
     except papermill.PapermillExecutionError as err:
         if err.ename != DATA_MISSING:
             raise
-        mark_not_run(out, err.evalue, output_dir / page["page"], profile)
+        mark_not_run(out, err.evalue, output_dir / (page["page"] + ("_dry_run" if dry_run else "")),
+                     profile)
     finish_page(out, page.get("title"))
     return time.perf_counter() - start
 
@@ -175,6 +176,9 @@ def main(argv=None) -> int:
     ap.add_argument("--pages-file", type=Path, default=BOOK / "pages.json",
                     help="the list of pages (default: book/pages.json)")
     ap.add_argument("--no-build", action="store_true", help="execute only; do not render")
+    ap.add_argument("--dry-run", type=int, default=0, choices=range(4), metavar="N",
+                    help="1–3: prove each page's settings (e.g. --profile paper) in minutes: the "
+                         "first seed, N epochs visited with one step each (results in *_dry_run)")
     ap.add_argument("--workers", type=int, default=1,
                     help="pages (and their runs) at a time, as Ray tasks when > 1 (a local Ray "
                          "instance, or the cluster at $RAY_ADDRESS, which sets the number)")
@@ -185,7 +189,7 @@ def main(argv=None) -> int:
     selected = [p for p in pages(args.pages_file) if not args.only or p["page"] in args.only]
     kwargs = {"book_dir": args.book_dir.resolve(), "profile": args.profile,
               "output_dir": args.output_dir.resolve(), "data_dir": args.data_dir,
-              "device": args.device}
+              "device": args.device, "dry_run": args.dry_run}
     failed = {}
     if args.workers > 1 or os.environ.get("RAY_ADDRESS"):
         times, failed = run_ray(selected, kwargs, args.workers)

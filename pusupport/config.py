@@ -81,6 +81,9 @@ class TrainConfig:
     With ``checkpoint_dir`` set, the run saves a checkpoint every ``checkpoint_every``
     epochs and at its end, and calling it again resumes from the last one.
     ``compile`` runs the training forward pass through ``torch.compile``.
+    ``dry_run`` = n > 0 proves these settings without training: n epochs of the schedule
+    are visited (see :meth:`visited_epochs`), each with one optimisation step, and
+    selection and evaluation score the first :data:`DRY_RUN_ROWS` rows of U and the test set.
     ``autocast``, ``channels_last``, ``generators``, ``dropout_streams`` and ``compile``
     are the device-conditional choices (:mod:`pusupport.runtime`: "auto"/None = the
     device's default).
@@ -114,6 +117,7 @@ class TrainConfig:
     checkpoint_dir: str | None = None
     checkpoint_every: int = 10
     progress: bool = True
+    dry_run: int = 0
 
     def __post_init__(self):
         get_method(self.method)
@@ -121,7 +125,7 @@ class TrainConfig:
         for name in ("loss", "selection_loss"):
             _need(getattr(self, name) in LOSSES,
                   f"unknown {name} {getattr(self, name)!r}: use one of {sorted(LOSSES)}")
-        for name, low in (("epochs", 1), ("batch_size", 1), ("eval_every", 0),
+        for name, low in (("epochs", 1), ("batch_size", 1), ("eval_every", 0), ("dry_run", 0),
                           ("checkpoint_every", 1), ("n_select", 0), ("eval_batch_size", 1)):
             _need(_is_int(getattr(self, name), low),
                   f"{name} must be an int >= {low}, got {getattr(self, name)!r}")
@@ -153,6 +157,16 @@ class TrainConfig:
             if epoch > milestone:
                 lr = self.lr_schedule[milestone]
         return lr
+
+    def visited_epochs(self, first: int = 1) -> list[int]:
+        """The epochs the loop runs from ``first`` on: all of them, or in a dry run the
+        first ``dry_run`` of (the first selecting epoch, the last, the first) and the
+        epochs whose U losses are recorded."""
+        if not self.dry_run:
+            return list(range(first, self.epochs + 1))
+        start = self.select_from if METHODS[self.method].selects and self.n_select else 1
+        keys = list(dict.fromkeys([start, self.epochs, 1]))[:self.dry_run]
+        return sorted(e for e in set(keys) | set(self.record_u_losses) if e >= first)
 
     def evaluates_at(self, epoch: int) -> bool:
         return epoch == self.epochs or (self.eval_every > 0 and epoch % self.eval_every == 0)
@@ -198,6 +212,9 @@ class PageConfig:
     def __post_init__(self):
         _need(_is_int(self.n_seeds, 1), f"n_seeds must be an int >= 1, got {self.n_seeds!r}")
 
+
+#: Rows of U and of the test set a dry run scores.
+DRY_RUN_ROWS = 1024
 
 SECTIONS = {"data": DataConfig, "model": ModelConfig, "train": TrainConfig, "page": PageConfig}
 

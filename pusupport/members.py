@@ -45,9 +45,10 @@ class SingleModel:
         self.model.train()
         return self.forward(x)[None], [len(bp), len(bu), len(bs)], None
 
-    def scores(self, part: str, batch_size: int, amp: bool) -> torch.Tensor:
-        """Eval-mode scores (1, N) of ``part`` ("x_p", "x_u" or "x_test")."""
+    def scores(self, part: str, batch_size: int, amp: bool, rows: int | None = None) -> torch.Tensor:
+        """Eval-mode scores (1, N) of ``part`` ("x_p", "x_u" or "x_test"), or of its first ``rows``."""
         x = getattr(self.data, part)
+        x = x if rows is None else x[:rows]
         if len(x) == 0:
             return torch.zeros(1, 0, device=self.data.y_test.device)
         return predict(self.model, x, batch_size, amp)[None]
@@ -146,8 +147,8 @@ class StackedModels:
             [torch.ones(self.K, bp.shape[1] + bu.shape[1], device=self.device), s_mask], 1)
         return self.forward(x, mask, rows=rows), [bp.shape[1], bu.shape[1], bs.shape[1]], s_mask
 
-    def scores(self, part: str, batch_size: int, amp: bool) -> torch.Tensor:
-        return self.net.scores(self.data[part], batch_size, amp)
+    def scores(self, part: str, batch_size: int, amp: bool, rows: int | None = None) -> torch.Tensor:
+        return self.net.scores(self.data[part][:, :rows], batch_size, amp)
 
     def state_dict(self) -> dict:
         return {"steps": self.net.steps,

@@ -148,13 +148,14 @@ def default_model(own_or_shape) -> ModelConfig:
     return ModelConfig("news_mlp", activation="relu") if shape[1] > 100 else ModelConfig("mlp")
 
 
-def estimator_config(own_or_shape, profile: str = "paper") -> TrainConfig:
-    """The P-vs-U classifier that estimates π: the page's CNN for images, the §4.1 MLP else."""
+def estimator_config(own_or_shape, profile: str = "paper", dry_run: int = 0) -> TrainConfig:
+    """The P-vs-U classifier that estimates π: the page's CNN for images, the §4.1 MLP else
+    (``dry_run``: see :class:`~pusupport.config.TrainConfig`)."""
     from .prior import ESTIMATOR
     shape = own_or_shape.labeled.x_train.shape if isinstance(own_or_shape, OwnData) else own_or_shape
     if len(shape) == 4:
-        return Settings().merge(OWN_DATA_ESTIMATOR[profile]).train
-    return TrainConfig(**{**ESTIMATOR, "model": default_model(shape)})
+        return replace(Settings().merge(OWN_DATA_ESTIMATOR[profile]).train, dry_run=dry_run)
+    return TrainConfig(**{**ESTIMATOR, "model": default_model(shape), "dry_run": dry_run})
 
 
 def estimate(data: PUData, config: TrainConfig | None = None, seed: int = 0,

@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from .config import ConfigError, Settings, TrainConfig, merge, section_of, sectioned
+from .config import DRY_RUN_ROWS, ConfigError, Settings, TrainConfig, merge, section_of, sectioned
 from .paper import CPU_DATASET, NOT_IN_PAPER, PAGE_CHANGES, PAPER, PROFILE_CHANGES, PROFILES
 from .records import save_results
 from .runtime import resolve, resolve_device
 
 COMMON = {"profile": str, "device": str, "seeds": (list, type(None)), "data_dir": (str, type(None)),
-          "output_dir": str}
+          "output_dir": str, "dry_run": int}
 OPT_INT = (int, type(None))
 
 #: Each page: the data set whose settings it starts from, its own papermill parameters
@@ -103,6 +103,12 @@ class Page:
         where = f" on {self.dataset}" if self.dataset else ""
         lines = [f"page '{self.page}'{where} — profile '{self.profile}' on {self.device}, "
                  f"seeds {self.seeds}"]
+        if self.settings.train.dry_run:
+            visited = self.train_config("aapu" if PAGES[self.page].get("selects") else "nnpu")
+            lines.append(f"DRY RUN (dry_run={self.settings.train.dry_run}): these settings, the first "
+                         f"seed only; each run visits epochs {visited.visited_epochs()} with one "
+                         f"optimisation step each; selection and evaluation score the first "
+                         f"{DRY_RUN_ROWS} rows of U and of the test set. Nothing here is a result.")
         if self.dataset in NOT_IN_PAPER:
             lines.append(f"({self.dataset} is not in the paper: 'paper' settings are this book's choice)")
         if self.dataset and self.dataset != PAGES[self.page]["dataset"] and "dataset" not in self.params:
@@ -260,12 +266,18 @@ def resolve_page(page: str, namespace: dict) -> Page:
     seeds = given["seeds"] if given["seeds"] is not None else list(range(settings.page.n_seeds))
     if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         raise TypeError(f"seeds={seeds!r}: give a non-empty list of ints, e.g. [0, 1, 2]")
+    dry_run = given["dry_run"]
+    if not 0 <= dry_run <= 3:
+        raise ValueError(f"dry_run={dry_run}: use 0 (a real run) or 1–3 (epochs visited, one "
+                         "optimisation step each)")
+    if dry_run:
+        settings, seeds = settings.merge({"train": {"dry_run": dry_run}}), seeds[:1]
     settings = settings.merge({"page": {"n_seeds": len(seeds)}})
     data_dir = given["data_dir"] or os.environ.get("PUSUPPORT_DATA")
     params = {k: given[k] for k in PAGES[page]["parameters"] if not _is_setting(k)}
     if params.get("dataset") is None:          # the profile chose the data set, if any
         params.pop("dataset", None)
-    name = PAGES[page].get("results", page).format(dataset=dataset)
+    name = PAGES[page].get("results", page).format(dataset=dataset) + ("_dry_run" if dry_run else "")
     return Page(page, name, dataset, profile, str(resolve_device(given["device"])), seeds,
                 Path(given["output_dir"]), Path(data_dir) if data_dir else None,
                 settings, paper, params)

@@ -54,7 +54,8 @@ def loss_histograms(panels: dict, u_truth, top_k: int, bins: int = 100):
     """Histograms of U's losses ℓ(−g(x)), true P green and true N blue.
 
     ``panels`` maps a row title to ``{"losses": {epoch: tensor}, "range": (lo, hi) or None}``
-    (None: the range of that row's losses). Under each panel: purity of the
+    (None: the range of that row's losses); losses of U's first rows only (a dry run) are
+    matched with those rows' labels. Under each panel: purity of the
     ``top_k`` largest-loss U points.
     """
     from .selection import top_k_purity
@@ -67,10 +68,10 @@ def loss_histograms(panels: dict, u_truth, top_k: int, bins: int = 100):
         lo, hi = panel["range"] or (min(float(v.min()) for v in every), max(float(v.max()) for v in every))
         for ax, epoch in zip(row, epochs):
             losses = panel["losses"][epoch]
-            values = losses.numpy()
-            ax.hist([values[~positive], values[positive]], bins=bins, range=(lo, hi), stacked=True,
+            values, pos = losses.numpy(), positive[:len(losses)]      # a dry run scores U's first rows
+            ax.hist([values[~pos], values[pos]], bins=bins, range=(lo, hi), stacked=True,
                     color=[N_COLOR, P_COLOR], label=["true N", "true P"])
-            purity = top_k_purity(losses, u_truth.cpu(), top_k)
+            purity = top_k_purity(losses, u_truth.cpu()[:len(losses)], top_k)
             ax.set_title(f"{title} — epoch {epoch}", fontsize=10)
             ax.set_xlabel(f"loss ℓ(−g(x))\ntop-{top_k} purity: {purity:.1%}")
             ax.set_yscale("log")

@@ -16,7 +16,7 @@ import pandas as pd
 import torch
 
 from . import checkpoint
-from .config import TrainConfig, merge
+from .config import DRY_RUN_ROWS, TrainConfig, merge
 from .data import PUData
 from .members import SingleModel, StackedModels
 from .methods import get_method
@@ -100,9 +100,12 @@ def _epoch_row(cfg, seed, epoch, lr, means, metrics, selected, train_error) -> d
     return {**row, "n_selected": len(selected), "purity": selected.purity}
 
 
-def test_metrics(members, y_test: torch.Tensor, batch_size: int, amp: bool) -> list:
-    """[test error, test AUC] of each member (eval mode, ``batch_size`` rows at a time)."""
-    g_test = members.scores("x_test", batch_size, amp)
+def test_metrics(members, y_test: torch.Tensor, batch_size: int, amp: bool,
+                 rows: int | None = None) -> list:
+    """[test error, test AUC] of each member (eval mode, ``batch_size`` rows at a time) on
+    the test set or its first ``rows``."""
+    g_test = members.scores("x_test", batch_size, amp, rows)
+    y_test = y_test[:, :g_test.shape[1]]
     return torch.stack([zero_one_error(g_test, y_test), torch.stack(
         [roc_auc(g_test[k], y_test[k]) for k in range(len(g_test))])], 1).tolist()
 
@@ -134,7 +137,8 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
             offset = rows[0][-1]["wall_time"]
     start = time.perf_counter() - offset
     label = f"{cfg.method} seed {seeds[0]}" if K == 1 else f"{cfg.method} × {K} seeds"
-    bar = progress(range(first, cfg.epochs + 1), cfg.progress, desc=label, leave=False)
+    bar = progress(cfg.visited_epochs(first), cfg.progress, desc=label, leave=False)
+    rows_scored = DRY_RUN_ROWS if cfg.dry_run else None
     for epoch in bar:
         lr = cfg.lr_at(epoch)
         for group in opt.param_groups:
@@ -143,7 +147,7 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
                        stratified_batches(n_p, n_u, sel.indices, cfg.batch_size, g)]
                       for sel, g in zip(selected, batch_gens)]
         sums = torch.zeros(K, 4, device=device)
-        for batch in zip(*per_member):
+        for batch in list(zip(*per_member))[:1 if cfg.dry_run else None]:
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
                 g, sizes, s_mask = members.batch_scores(batch)
                 g = full_precision(g)
@@ -154,7 +158,7 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
             opt.step()
             sums += torch.stack([risk.value, risk.positive, risk.negative,
                                  risk.corrected.float()], -1).reshape(K, 4)
-        means = (sums / len(per_member[0])).tolist()
+        means = (sums / (1 if cfg.dry_run else len(per_member[0]))).tolist()
         for seed, m in zip(seeds, means):
             if not all(math.isfinite(v) for v in m):
                 raise FloatingPointError(
@@ -162,7 +166,7 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
                     "diverged — lower the learning rate or check the inputs for NaN")
         metrics, train_errors = [[math.nan, math.nan]] * K, [None] * K
         if cfg.evaluates_at(epoch) and n_test > 0:
-            metrics = test_metrics(members, y_test, cfg.eval_batch_size, amp)
+            metrics = test_metrics(members, y_test, cfg.eval_batch_size, amp, rows_scored)
         if method.supervised:
             train_errors = [math.nan] * K
             if cfg.evaluates_at(epoch):
@@ -171,11 +175,13 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
                 train_errors = (wrong.double() / (n_p + n_u)).tolist()
         selecting = method.selects and epoch >= cfg.select_from and cfg.n_select > 0
         if selecting or epoch in cfg.record_u_losses:
-            losses = negative_losses(members.scores("x_u", cfg.eval_batch_size, amp),
+            scored = negative_losses(members.scores("x_u", cfg.eval_batch_size, amp, rows_scored),
                                      cfg.selection_loss)
+            losses = torch.full((K, n_u), -math.inf, device=device)    # unscored: never picked
+            losses[:, :scored.shape[1]] = scored
             for k in range(K):
                 if epoch in cfg.record_u_losses:
-                    u_losses[k][epoch] = losses[k].cpu()
+                    u_losses[k][epoch] = scored[k].cpu()           # U's first rows in a dry run
                 if selecting:
                     selected[k].update(losses[k], cfg.n_select, epoch)
         wall = time.perf_counter() - start

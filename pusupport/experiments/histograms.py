@@ -26,7 +26,8 @@ def run_loss_snapshots(page: Page, data: PUData):
         panels[title] = {"losses": result.u_losses, "range": value_range}
         h = result.history.assign(method=title)
         for epoch, losses in result.u_losses.items():
-            h.loc[h.epoch == epoch, "top_k_purity"] = top_k_purity(losses, data.u_truth, top_k,
-                                                                   ~data.u_in_p)
+            n = len(losses)                          # U's first n rows (all but in a dry run)
+            h.loc[h.epoch == epoch, "top_k_purity"] = top_k_purity(losses, data.u_truth[:n], top_k,
+                                                                   ~data.u_in_p[:n])
         rows.append(h)
     return panels, pd.concat(rows, ignore_index=True)

@@ -26,7 +26,8 @@ def estimate_priors(page: Page, datasets=("synthetic", "cifar10", "20news", "fas
         table = PRIOR_ESTIMATION[name]["smoke" if page.profile == "smoke" else "paper"]
         paper, _ = page_settings("prior", name, "paper")
         settings = paper.merge({k: v for k, v in table.items() if k == "data"})
-        estimator = Settings().merge({k: v for k, v in table.items() if k != "data"}).train
+        estimator = replace(Settings().merge({k: v for k, v in table.items() if k != "data"}).train,
+                            dry_run=page.settings.train.dry_run)
         try:
             data = data_for(replace(page, dataset=name, settings=settings))(page.seeds[0])
         except DatasetNotFoundError:

@@ -116,3 +116,15 @@ def answer(table: pd.DataFrame) -> str:
     which = "; ".join(f"{r['choice']}: {r['reading']}" for r in better.to_dict("records"))
     return (f"Yes, {len(better)} of {len(table)} readings put aaPU's final test error below "
             f"nnPU's with 95 % confidence ({which}).")
+
+
+def answer_for(output_dir) -> str:
+    """The answer written by the readings page under ``output_dir``, or why there is none."""
+    import json
+    from pathlib import Path
+    path = Path(output_dir) / "readings" / "summary.json"
+    if not path.exists():
+        return "The readings page has not run."
+    summary = json.loads(path.read_text())
+    return (f"{answer(pd.DataFrame(summary['readings']))} ({summary['profile']} profile, "
+            f"{len(summary['seeds'])} seeds)")

@@ -1,0 +1,75 @@
+"""The `paper` profile proven on the CPU: every page dry-run at the paper's exact settings
+(one optimisation step an epoch visited, the first seed, selection and evaluation on the
+first rows), and a dry run that writes its checkpoints and resumes from them."""
+import importlib.util
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from pusupport.config import TrainConfig
+from pusupport.data import synthetic
+from pusupport.training import train
+from test_datasets import write_cifar100
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("execute", ROOT / "book" / "execute.py")
+execute = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(execute)
+TRAINING = [p for p in execute.pages() if p["page"] not in ("introduction", "summary")]
+
+
+@pytest.fixture(scope="module")
+def dry_book(tmp_path_factory):
+    """Every page executed at `paper` with dry_run=1 (CIFAR-100 from an official-format
+    file set of 2,400 training images); {page: (summary, describe() output)}."""
+    root = tmp_path_factory.mktemp("dry")
+    write_cifar100(root / "cifar100", n_train=2400, n_test=1100)
+    out, data = root / "results", os.environ.get("PUSUPPORT_DATA")
+    done = {}
+    for page in TRAINING:
+        data_dir = str(root / "cifar100") if page["page"] == "real_cifar100" else data
+        execute.execute(page, root / "book", "paper", out, data_dir, "cpu", dry_run=1)
+        folder = next(out.glob(f"{page['page']}*_dry_run"), None) or out / f"{page['page']}_dry_run"
+        nb = json.loads((root / "book" / "pages" / f"{page['page']}.ipynb").read_text())
+        printed = "".join("".join(o.get("text", "")) for c in nb["cells"] if c["cell_type"] == "code"
+                          for o in c.get("outputs", []))
+        summary = json.loads((folder / "summary.json").read_text())
+        done[page["page"]] = (summary, printed)
+    return done
+
+
+@pytest.mark.parametrize("page", [p["page"] for p in TRAINING])
+def test_every_page_dry_runs_at_the_paper_settings(dry_book, page):
+    summary, printed = dry_book[page]
+    if summary["status"] != "run":
+        if os.environ.get("CI"):
+            pytest.fail(f"{page}: {summary.get('reason')}")
+        pytest.skip(f"{page}: data not here ({summary.get('reason', '')[:80]})")
+    assert summary["profile"] == "paper"
+    assert "DRY RUN (dry_run=1)" in printed and "cost at paper:" in printed
+
+
+def test_a_dry_run_is_the_paper_schedule_cut_to_its_landmarks():
+    cfg = TrainConfig(method="aapu", epochs=200, select_from=20, dry_run=3)
+    assert cfg.visited_epochs() == [1, 20, 200]
+    assert TrainConfig(method="aapu", epochs=200, select_from=20, dry_run=1).visited_epochs() == [20]
+    assert TrainConfig(method="nnpu", epochs=200, dry_run=2, record_u_losses=(50,)).visited_epochs() \
+        == [1, 50, 200]
+    assert cfg.visited_epochs(first=21) == [200]                      # resumed after epoch 20
+
+
+def test_a_dry_run_checkpoints_and_resumes(tmp_path):
+    data = synthetic(0, n_test=3000)
+    cfg = dict(method="aapu", epochs=1000, select_from=200, dry_run=3, checkpoint_dir=str(tmp_path),
+               checkpoint_every=10, progress=False)
+    first = train(data, **cfg)
+    h = first.history
+    assert h.epoch.tolist() == [1, 200, 1000] and h.lr.tolist() == [1e-4, 1e-5, 1e-5]
+    assert h.n_selected.tolist() == [0, 1, 2] and h.test_error.notna().all()
+    saved = next(tmp_path.glob("*.pt"))
+    stamp = saved.stat().st_mtime_ns
+    again = train(data, **cfg)                                        # resumes: nothing left to run
+    assert saved.stat().st_mtime_ns == stamp
+    assert again.history.drop(columns="wall_time").equals(h.drop(columns="wall_time"))
