@@ -158,17 +158,27 @@ class TrainConfig:
                 lr = self.lr_schedule[milestone]
         return lr
 
+    def steps_in(self, epoch: int) -> int | None:
+        """Optimisation steps in ``epoch``: all (None) — in a dry run one in each of its
+        first ``dry_run`` landmarks (the first selecting epoch, the last, the first) and
+        none in the epochs visited only to record U's losses."""
+        if not self.dry_run:
+            return None
+        start = self.select_from if METHODS[self.method].selects and self.n_select else 1
+        return int(epoch in list(dict.fromkeys([start, self.epochs, 1]))[:self.dry_run])
+
     def visited_epochs(self, first: int = 1) -> list[int]:
         """The epochs the loop runs from ``first`` on: all of them, or in a dry run the
-        first ``dry_run`` of (the first selecting epoch, the last, the first) and the
-        epochs whose U losses are recorded."""
+        landmarks of :meth:`steps_in` and the epochs whose U losses are recorded."""
+        epochs = range(first, self.epochs + 1)
         if not self.dry_run:
-            return list(range(first, self.epochs + 1))
-        start = self.select_from if METHODS[self.method].selects and self.n_select else 1
-        keys = list(dict.fromkeys([start, self.epochs, 1]))[:self.dry_run]
-        return sorted(e for e in set(keys) | set(self.record_u_losses) if e >= first)
+            return list(epochs)
+        return [e for e in epochs if self.steps_in(e) or e in self.record_u_losses]
 
     def evaluates_at(self, epoch: int) -> bool:
+        """Whether the test set is scored after ``epoch`` (a dry run: its last epoch only)."""
+        if self.dry_run:
+            return epoch == self.visited_epochs()[-1]
         return epoch == self.epochs or (self.eval_every > 0 and epoch % self.eval_every == 0)
 
 
@@ -214,7 +224,7 @@ class PageConfig:
 
 
 #: Rows of U and of the test set a dry run scores.
-DRY_RUN_ROWS = 1024
+DRY_RUN_ROWS = 256
 
 SECTIONS = {"data": DataConfig, "model": ModelConfig, "train": TrainConfig, "page": PageConfig}
 

@@ -106,8 +106,9 @@ class Page:
         if self.settings.train.dry_run:
             visited = self.train_config("aapu" if PAGES[self.page].get("selects") else "nnpu")
             lines.append(f"DRY RUN (dry_run={self.settings.train.dry_run}): these settings, the first "
-                         f"seed only; each run visits epochs {visited.visited_epochs()} with one "
-                         f"optimisation step each; selection and evaluation score the first "
+                         f"seed only; each run takes one optimisation step in epochs "
+                         f"{[e for e in visited.visited_epochs() if visited.steps_in(e)]} of its "
+                         f"schedule; selection and evaluation score the first "
                          f"{DRY_RUN_ROWS} rows of U and of the test set. Nothing here is a result.")
         if self.dataset in NOT_IN_PAPER:
             lines.append(f"({self.dataset} is not in the paper: 'paper' settings are this book's choice)")

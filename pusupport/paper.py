@@ -66,19 +66,20 @@ PROFILE_CHANGES = {
         "paper": {},
         "cpu": {"model": dict(width=0.25), "data": dict(n_unlabeled=5000),
                 "train": dict(epochs=10, batch_size=500, lr_schedule={5: 5e-5, 8: 1e-5},
-                              select_from=2, n_select=300),
+                              select_from=2, n_select=300, eval_every=2),
                 "page": dict(n_seeds=5)},
         "smoke": {**_SMOKE_REAL, "model": dict(width=0.125), "train": {**_SMOKE_REAL["train"]}}},
     "cifar100": {
         "paper": {},
         "cpu": {"model": dict(width=0.25), "data": dict(n_unlabeled=5000),
                 "train": dict(epochs=12, batch_size=500, lr_schedule={2: 1e-6},
-                              select_from=3, n_select=300),
+                              select_from=3, n_select=300, eval_every=2),
                 "page": dict(n_seeds=5)},
         "smoke": {**_SMOKE_REAL, "model": dict(width=0.125), "train": {**_SMOKE_REAL["train"]}}},
     "20news": {
         "paper": {},
-        "cpu": {"data": dict(max_features=20_000), "train": dict(epochs=80), "page": dict(n_seeds=5)},
+        "cpu": {"data": dict(max_features=20_000), "train": dict(epochs=80, eval_every=2),
+                "page": dict(n_seeds=5)},
         "smoke": {**_SMOKE_REAL, "data": dict(max_features=2000, n_labeled=100, n_unlabeled=600),
                   "train": {**_SMOKE_REAL["train"], "batch_size": 300}}},
     "memorization": {

@@ -147,7 +147,8 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
                        stratified_batches(n_p, n_u, sel.indices, cfg.batch_size, g)]
                       for sel, g in zip(selected, batch_gens)]
         sums = torch.zeros(K, 4, device=device)
-        for batch in list(zip(*per_member))[:1 if cfg.dry_run else None]:
+        steps = list(zip(*per_member))[:cfg.steps_in(epoch)]
+        for batch in steps:
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
                 g, sizes, s_mask = members.batch_scores(batch)
                 g = full_precision(g)
@@ -158,8 +159,8 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
             opt.step()
             sums += torch.stack([risk.value, risk.positive, risk.negative,
                                  risk.corrected.float()], -1).reshape(K, 4)
-        means = (sums / (1 if cfg.dry_run else len(per_member[0]))).tolist()
-        for seed, m in zip(seeds, means):
+        means = (sums / len(steps) if steps else torch.full_like(sums, math.nan)).tolist()
+        for seed, m in zip(seeds, means if steps else []):
             if not all(math.isfinite(v) for v in m):
                 raise FloatingPointError(
                     f"seed {seed}: the {cfg.method} risk became {m[0]} at epoch {epoch}: training "
@@ -170,9 +171,10 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
         if method.supervised:
             train_errors = [math.nan] * K
             if cfg.evaluates_at(epoch):
-                wrong = ((members.scores("x_p", cfg.eval_batch_size, amp) <= 0).sum(1)
-                         + (members.scores("x_u", cfg.eval_batch_size, amp) > 0).sum(1))
-                train_errors = (wrong.double() / (n_p + n_u)).tolist()
+                g_p = members.scores("x_p", cfg.eval_batch_size, amp, rows_scored)
+                g_n = members.scores("x_u", cfg.eval_batch_size, amp, rows_scored)
+                wrong = (g_p <= 0).sum(1) + (g_n > 0).sum(1)
+                train_errors = (wrong.double() / (g_p.shape[1] + g_n.shape[1])).tolist()
         selecting = method.selects and epoch >= cfg.select_from and cfg.n_select > 0
         if selecting or epoch in cfg.record_u_losses:
             scored = negative_losses(members.scores("x_u", cfg.eval_batch_size, amp, rows_scored),

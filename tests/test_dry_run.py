@@ -30,7 +30,8 @@ def dry_book(tmp_path_factory):
     done = {}
     for page in TRAINING:
         data_dir = str(root / "cifar100") if page["page"] == "real_cifar100" else data
-        execute.execute(page, root / "book", "paper", out, data_dir, "cpu", dry_run=1)
+        seconds = execute.execute(page, root / "book", "paper", out, data_dir, "cpu", dry_run=1)
+        print(f"dry run of {page['page']}: {seconds:.0f} s")
         folder = next(out.glob(f"{page['page']}*_dry_run"), None) or out / f"{page['page']}_dry_run"
         nb = json.loads((root / "book" / "pages" / f"{page['page']}.ipynb").read_text())
         printed = "".join("".join(o.get("text", "")) for c in nb["cells"] if c["cell_type"] == "code"
@@ -55,9 +56,12 @@ def test_a_dry_run_is_the_paper_schedule_cut_to_its_landmarks():
     cfg = TrainConfig(method="aapu", epochs=200, select_from=20, dry_run=3)
     assert cfg.visited_epochs() == [1, 20, 200]
     assert TrainConfig(method="aapu", epochs=200, select_from=20, dry_run=1).visited_epochs() == [20]
-    assert TrainConfig(method="nnpu", epochs=200, dry_run=2, record_u_losses=(50,)).visited_epochs() \
-        == [1, 50, 200]
+    recording = TrainConfig(method="nnpu", epochs=200, dry_run=2, record_u_losses=(50,))
+    assert recording.visited_epochs() == [1, 50, 200]
+    assert [recording.steps_in(e) for e in (1, 50, 200)] == [1, 0, 1]   # 50: U's losses only
+    assert TrainConfig(epochs=200).steps_in(7) is None                   # a real run: every step
     assert cfg.visited_epochs(first=21) == [200]                      # resumed after epoch 20
+    assert [cfg.evaluates_at(e) for e in (1, 20, 200)] == [False, False, True]
 
 
 def test_a_dry_run_checkpoints_and_resumes(tmp_path):
@@ -67,7 +71,7 @@ def test_a_dry_run_checkpoints_and_resumes(tmp_path):
     first = train(data, **cfg)
     h = first.history
     assert h.epoch.tolist() == [1, 200, 1000] and h.lr.tolist() == [1e-4, 1e-5, 1e-5]
-    assert h.n_selected.tolist() == [0, 1, 2] and h.test_error.notna().all()
+    assert h.n_selected.tolist() == [0, 1, 2] and h.test_error.isna().tolist() == [True, True, False]
     saved = next(tmp_path.glob("*.pt"))
     stamp = saved.stat().st_mtime_ns
     again = train(data, **cfg)                                        # resumes: nothing left to run

@@ -10,7 +10,7 @@ from pusupport.config import ConfigError, Settings, TrainConfig
 from pusupport.pages import PAGES, page_parameters, resolve_page
 
 ROOT = Path(__file__).resolve().parent.parent
-BASE = dict(device="cpu", seeds=None, data_dir=None, output_dir="results")
+BASE = dict(device="cpu", seeds=None, data_dir=None, output_dir="results", dry_run=0)
 
 
 def params(page, **kw):
@@ -252,3 +252,15 @@ def test_own_data_page_parameters():
         own_data_settings(resolve_page("own_data", params("own_data", features="t.csv")))
     with pytest.raises(ValueError, match="image_folder or features, not both"):
         own_data_settings(resolve_page("own_data", params("own_data", features="t", image_folder="d")))
+
+
+def test_a_dry_run_keeps_the_settings_takes_the_first_seed_and_says_so():
+    page = resolve_page("real_data", params("real_data", profile="paper", dataset="cifar10",
+                                            dry_run=1))
+    paper = resolve_page("real_data", params("real_data", profile="paper", dataset="cifar10"))
+    assert page.seeds == [0] and page.name == "real_cifar10_dry_run"
+    assert page.settings.train.batch_size == 2000 and page.settings.train.dry_run == 1
+    assert page.settings.data == paper.settings.data and page.settings.model == paper.settings.model
+    assert "DRY RUN (dry_run=1)" in page.describe() and "epochs [20]" in page.describe()
+    with pytest.raises(ValueError, match="dry_run=4"):
+        resolve_page("synthetic", params("synthetic", dry_run=4))

@@ -93,7 +93,8 @@ def run_readings(page: Page, readings=READINGS) -> tuple[pd.DataFrame, pd.DataFr
                               group=f"prior_{prior}")
         histories.append(changed.assign(method=changed.method + f" π={prior}"))
     history = pd.concat(histories, ignore_index=True)
-    final = history[history.epoch == history.epoch.max()].set_index(["method", "seed"]).test_error
+    last = history.sort_values("epoch").groupby(["method", "seed"]).tail(1)   # each run's last epoch
+    final = last.set_index(["method", "seed"]).test_error
     rows = []
     for reading, a, n, select_from in pairs:
         p = paired_difference(final[a][page.seeds], final[n][page.seeds])
