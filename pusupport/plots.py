@@ -24,9 +24,11 @@ def set_style() -> None:
 
 def learning_curves(history: pd.DataFrame, metric: str = "test_error", ax=None,
                     ylabel: str = "test error (zero-one)", title: str | None = None):
-    """Mean ± one standard deviation over seeds of ``metric`` per epoch, one line per method."""
+    """Mean ± one standard deviation over seeds of ``metric`` per epoch, one line per method
+    (epochs without an evaluation, NaN, are left out)."""
     ax = ax or plt.subplots(figsize=(7, 4))[1]
     methods = list(dict.fromkeys(history.method))
+    history = history.dropna(subset=[metric]).reset_index(drop=True)
     sns.lineplot(data=history, x="epoch", y=metric, hue="method", hue_order=methods,
                  palette={m: METHOD_COLORS.get(m, None) for m in methods},
                  errorbar="sd", ax=ax)
