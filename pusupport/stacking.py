@@ -128,6 +128,21 @@ class StackedConv2d(StackedLayer):
         module.bias.copy_(self.bias.chunk(K)[k])
 
 
+class _DenseGrad(torch.autograd.Function):
+    """Identity whose backward hands on a dense copy of the gradient: BatchNorm's
+    backward kernel is several times slower on a channel slice of a larger gradient."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.fmt = torch.channels_last if x.is_contiguous(memory_format=torch.channels_last) \
+            else torch.contiguous_format
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad.contiguous(memory_format=ctx.fmt)
+
+
 class StackedBatchNorm(StackedLayer):
     """Per-member BatchNorm: statistics over each member's real (unmasked) rows."""
 
@@ -153,29 +168,16 @@ class StackedBatchNorm(StackedLayer):
                 return stock(h)
             K, B, C = h.shape                         # (K, B, C) → (B, K·C) and back
             return stock(h.transpose(0, 1).reshape(B, K * C)).view(B, K, C).transpose(0, 1)
-        if image:                                     # (B, K·C, H, W) → (K, B·H·W, C), padded rows masked
-            B, _, H, W = h.shape
-            x = h.reshape(B, ctx.K, -1, H * W).permute(1, 0, 3, 2).reshape(ctx.K, B * H * W, -1)
-            m = ctx.mask.repeat_interleave(H * W, 1)
-        else:
-            x, m = h, ctx.mask
-        xf = full_precision(x)
-        m = torch.ones(xf.shape[:2], device=xf.device, dtype=xf.dtype) if m is None else m.to(xf.dtype)
-        m = m[..., None]
-        n = m.sum(1)                                                      # (K, 1)
-        mean = (xf * m).sum(1) / n                                        # (K, C)
-        centred = xf - mean[:, None]
-        var = (centred.square() * m).sum(1) / n                           # biased, as BatchNorm
-        with torch.no_grad():
-            rm.mul_(1 - momentum).add_(momentum * mean)
-            rv.mul_(1 - momentum).add_(momentum * var * n / (n - 1))
-        out = torch.addcmul(self.beta[:, None], centred,
-                            (self.gamma * torch.rsqrt(var + eps))[:, None]).to(x.dtype)
-        if image:
-            out = out.reshape(ctx.K, B, H * W, -1).permute(1, 0, 3, 2).reshape(B, -1, H, W)
-            if ctx.channels_last:
-                out = out.contiguous(memory_format=torch.channels_last)
-        return out
+        # Padding: each member's stock kernel on its real rows (its first ``rows[k]``),
+        # zeros on the padded rows (the loss masks them; no gradient reaches them).
+        B = h.shape[0] if image else h.shape[1]
+        fmt = torch.channels_last if image and ctx.channels_last else torch.contiguous_format
+        outs = []
+        for k, (x, n) in enumerate(zip(h.chunk(ctx.K, 1) if image else h.unbind(), ctx.rows)):
+            y = F.batch_norm(x[:n].contiguous(memory_format=fmt), rm[k], rv[k], self.gamma[k],
+                             self.beta[k], True, momentum, eps)
+            outs.append(torch.cat([_DenseGrad.apply(y) if image else y, y.new_zeros(B - n, *y.shape[1:])]))
+        return torch.cat(outs, 1).contiguous(memory_format=fmt) if image else torch.stack(outs)
 
     def unstack(self, k, module, steps):
         for name, t in zip(("weight", "bias", "running_mean", "running_var"),
