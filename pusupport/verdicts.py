@@ -32,6 +32,8 @@ class Paired:
     def describe(self, digits: int = 4) -> str:
         if self.n < 2:
             return f"{self.mean:+.{digits}f} (single seed: no interval)"
+        if not self.high > self.low:
+            return f"{self.mean:+.{digits}f} at each of {self.n} seeds (no spread: no interval)"
         return (f"{self.mean:+.{digits}f}, 95 % CI [{self.low:+.{digits}f}, {self.high:+.{digits}f}], "
                 f"sign-flip p = {self.p_value:.3f}, detectable ≥ {self.detectable:.{digits}f}")
 
@@ -61,7 +63,7 @@ def paired_difference(method, baseline) -> Paired:
     n, mean = len(d), float(d.mean())
     if n < 2:
         return Paired(1, mean, math.nan, math.nan, math.nan, math.nan)
-    se = float(d.std(ddof=1)) / math.sqrt(n)
+    se = float(d.std(ddof=1)) / math.sqrt(n) if np.ptp(d) > 1e-12 else 0.0   # equal up to rounding
     half = _t_quantile(0.975, n - 1) * se
     detectable = (_t_quantile(0.975, n - 1) + _t_quantile(0.80, n - 1)) * se
     return Paired(n, mean, mean - half, mean + half, sign_flip_p_value(d), detectable)
@@ -69,8 +71,9 @@ def paired_difference(method, baseline) -> Paired:
 
 def verdict(paired: Paired, lower_is_better: bool = True) -> str:
     """Reproduced: the interval lies entirely on the paper's side of 0; contradicted:
-    entirely on the other side; otherwise (or with one seed) inconclusive at this scale."""
-    if paired.n < 2:
+    entirely on the other side; otherwise inconclusive at this scale — also with one seed,
+    and when every seed's difference is the same (a zero-width interval measures no noise)."""
+    if paired.n < 2 or not paired.high > paired.low:
         return INCONCLUSIVE
     better, worse = (paired.high < 0, paired.low > 0) if lower_is_better else (paired.low > 0, paired.high < 0)
     return REPRODUCED if better else CONTRADICTED if worse else INCONCLUSIVE

@@ -43,6 +43,14 @@ def test_one_seed_gives_no_interval():
     assert verdict(p) == INCONCLUSIVE and "single seed: no interval" in p.describe()
 
 
+def test_identical_differences_give_no_verdict():
+    """Two seeds whose errors differ by the same quantum (e.g. one test point) are no evidence."""
+    p = paired_difference([0.105, 0.125], [0.100, 0.120])
+    assert p.low == pytest.approx(p.high) and verdict(p) == INCONCLUSIVE
+    assert "no spread: no interval" in p.describe()
+    assert verdict(p, lower_is_better=False) == INCONCLUSIVE
+
+
 def test_pairing_matters_where_seeds_differ_a_lot():
     """A constant gain under large seed-to-seed variation: unpaired it is noise, paired it is not."""
     base = np.array([0.05, 0.30, 0.12, 0.22, 0.08, 0.18])
