@@ -58,7 +58,7 @@ def lower_error(method: str, baseline: str) -> Callable:
         p = paired_difference(final[method][seeds], final[baseline][seeds])
         q = paired_difference(damped[method][seeds], damped[baseline][seeds])
         text = (f"{method} − {baseline}, final test error: {p.describe()}; mean of the last "
-                f"{len(last_k)} evaluated epochs: {q.describe()}")
+                f"{len(last_k)} evaluated epochs: {q.interval()}")
         return Outcome(text, verdict(p), p.n, p.mean, p.low, p.high)
     return check
 

@@ -168,16 +168,48 @@ def curves_beside_images(history: pd.DataFrame, images=None, titles=(), positive
     return fig
 
 
+def _far_rows(reach: pd.Series, jump: float = 4.0) -> pd.Series:
+    """Rows whose reach lies beyond the largest gap (≥ ``jump``×) between sorted reaches."""
+    ordered = reach[reach > 0].sort_values()
+    ratios = (ordered / ordered.shift()).iloc[1:]
+    if ratios.empty or ratios.max() < jump:
+        return reach > reach.max()
+    return reach >= ordered[ratios.idxmax()]
+
+
 def paired_intervals(table: pd.DataFrame, ax=None):
-    """Forest plot: each reading's paired aaPU − nnPU difference and its 95 % interval
-    (columns "label", "aaPU − nnPU", "low", "high"; ``table`` from :func:`pusupport.experiments.readings.run_readings`)."""
-    ax = ax or plt.subplots(figsize=(8, 0.45 * len(table) + 1.2))[1]
-    y = range(len(table))
-    colors = sns.color_palette("deep", 3)
-    ax.hlines(y, table["low"], table["high"], color=colors[0], lw=2.5)
-    ax.scatter(table["aaPU − nnPU"], y, color=colors[0], zorder=3)
+    """Forest plot: each reading's paired aaPU − nnPU difference and its 95 % interval,
+    coloured by verdict (columns "label", "aaPU − nnPU", "low", "high" and the verdict;
+    ``table`` from :func:`pusupport.experiments.readings.run_readings`). A reading far
+    beyond the others is drawn at the edge with its value written, so the rest stay legible."""
+    from .verdicts import CONTRADICTED, INCONCLUSIVE, REPRODUCED
+    ax = ax or plt.subplots(figsize=(8, 0.45 * len(table) + 1.6))[1]
+    mean, low, high = table["aaPU − nnPU"], table["low"].fillna(table["aaPU − nnPU"]), \
+        table["high"].fillna(table["aaPU − nnPU"])
+    far = _far_rows(pd.concat([low.abs(), high.abs()], axis=1).max(axis=1))
+    left, right = min(0.0, low[~far].min()), max(0.0, high[~far].max())
+    pad = 0.08 * (right - left) or 0.01
+    left, right = left - pad, right + pad
+    deep = sns.color_palette("deep")
+    colors = {REPRODUCED: deep[2], CONTRADICTED: deep[3], INCONCLUSIVE: "0.45"}
+    verdicts = table[[c for c in table.columns if c.startswith("verdict")][0]]
+    for y, (m, lo, hi, v, out) in enumerate(zip(mean, low, high, verdicts, far)):
+        c = colors.get(v, "0.5")
+        if out:
+            side, edge = (1, right) if m > 0 else (-1, left)
+            ax.scatter([edge], [y], marker=">" if side > 0 else "<", color=c, s=60, zorder=3, clip_on=False)
+            ax.annotate(f"{m:+.4f} [{lo:+.4f}, {hi:+.4f}], off the axis", (edge, y),
+                        xytext=(-8 * side, 8), textcoords="offset points", fontsize=8,
+                        ha="right" if side > 0 else "left", color=c)
+            continue
+        ax.hlines(y, lo, hi, color=c, lw=2.5)
+        ax.scatter([m], [y], color=c, zorder=3, label=v)
+    ax.set_xlim(left - 0.02 * pad, right + 0.02 * pad)
     ax.axvline(0, color="0.3", lw=1, ls="--")
-    ax.set_yticks(list(y), table["label"])
+    ax.set_yticks(range(len(table)), table["label"])
     ax.invert_yaxis()
+    handles, labels = ax.get_legend_handles_labels()
+    unique = dict(zip(labels, handles))
+    ax.legend(unique.values(), unique.keys(), loc="lower right", fontsize=8, frameon=True)
     ax.set_xlabel("aaPU − nnPU final test error (paired over seeds; < 0: aaPU better)")
     return ax

@@ -29,13 +29,20 @@ class Paired:
     p_value: float
     detectable: float
 
-    def describe(self, digits: int = 4) -> str:
+    def interval(self, digits: int = 4) -> str:
+        """The mean and its 95 % interval, e.g. "-0.0123 [-0.0300, +0.0050]"."""
         if self.n < 2:
             return f"{self.mean:+.{digits}f} (single seed: no interval)"
         if not self.high > self.low:
             return f"{self.mean:+.{digits}f} at each of {self.n} seeds (no spread: no interval)"
-        return (f"{self.mean:+.{digits}f}, 95 % CI [{self.low:+.{digits}f}, {self.high:+.{digits}f}], "
-                f"sign-flip p = {self.p_value:.3f}, detectable ≥ {self.detectable:.{digits}f}")
+        return f"{self.mean:+.{digits}f} [{self.low:+.{digits}f}, {self.high:+.{digits}f}]"
+
+    def describe(self, digits: int = 4) -> str:
+        """:meth:`interval` with the sign-flip p-value and the detectable difference."""
+        if not self.high > self.low:
+            return self.interval(digits)
+        return (f"{self.interval(digits)}, sign-flip p = {self.p_value:.3f}, "
+                f"detectable ≥ {self.detectable:.{digits}f}")
 
 
 def _t_quantile(q: float, df: int) -> float:

@@ -105,9 +105,9 @@ def test_lower_error_is_judged_on_the_paired_difference():
     assert (o.seeds, o.verdict) == (3, INCONCLUSIVE)
     assert o.difference == pytest.approx(-0.18)
     assert (o.low, o.high) == pytest.approx((-0.18 - 0.22769, -0.18 + 0.22769), abs=1e-4)
-    assert o.measured.startswith("aapu − nnpu, final test error: -0.1800, 95 % CI [-0.4077, +0.0477]")
+    assert o.measured.startswith("aapu − nnpu, final test error: -0.1800 [-0.4077, +0.0477], sign-flip p")
     # epochs 1–3: nnPU's seed means (0.40, 0.45, 0.35) against aaPU's epoch 3 alone
-    assert "mean of the last 3 evaluated epochs: -0.2800, 95 % CI [-0.3883, -0.1717]" in o.measured
+    assert "mean of the last 3 evaluated epochs: -0.2800 [-0.3883, -0.1717]" in o.measured
 
 
 def steady(gain, seeds=5, noise=(0.001, -0.002, 0.0, 0.002, -0.001)):
@@ -290,7 +290,7 @@ def test_verdict_for_a_page(tmp_path):
     write_page(tmp_path, "synthetic", steady(0.02), status="run", profile="smoke", methods={})
     text = verdict_for(tmp_path, "synthetic")
     assert text.startswith(f"**Claim:** {SYNTHETIC_CLAIM}  \n**Measured (smoke profile, 5 seeds):** "
-                           "aapu − nnpu, final test error: +0.0200, 95 % CI [+0.0180, +0.0220], "
+                           "aapu − nnpu, final test error: +0.0200 [+0.0180, +0.0220], "
                            "sign-flip p = 0.062")
     assert text.endswith(f"**Verdict:** {CONTRADICTED}")
     assert verdict_for(tmp_path, "no_such_page") == ""

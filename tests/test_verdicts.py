@@ -82,7 +82,7 @@ def test_mismatched_or_empty_inputs_are_refused():
 def test_two_seeds_already_give_an_interval_and_a_verdict():
     p = paired_difference([0.10, 0.20], [0.2001, 0.30])
     assert p.n == 2 and p.high < 0 and verdict(p) == REPRODUCED
-    assert p.describe().startswith("-0.1000, 95 % CI [")
+    assert p.describe().startswith("-0.1000 [")
     assert p.p_value == pytest.approx(2 / 4)
 
 
@@ -121,4 +121,4 @@ def test_values_read_as_text_are_numbers():
 def test_describe_shows_four_decimals():
     from pusupport.verdicts import Paired
     assert Paired(3, -0.012345, -0.03, 0.005, 0.25, 0.02).describe() == (
-        "-0.0123, 95 % CI [-0.0300, +0.0050], sign-flip p = 0.250, detectable ≥ 0.0200")
+        "-0.0123 [-0.0300, +0.0050], sign-flip p = 0.250, detectable ≥ 0.0200")
