@@ -153,7 +153,7 @@ def fan_out(runs: list[tuple], make_data, seeds: list) -> list[list]:
     ray = import_ray()
     setting = json.loads(os.environ[ENV])
     if not ray.is_initialized():
-        ray.init(address=setting["address"], log_to_driver=False)
+        ray.init(address=setting["address"], log_to_driver=False, logging_level="WARNING")
     data = {seed: make_data(seed) for seed in seeds}
     shared = {seed: ray.put(d) for seed, d in data.items()}
     claims = ray.remote(num_cpus=0)(Claims).remote()
