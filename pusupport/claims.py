@@ -99,7 +99,7 @@ def _prior_sensitivity(summary, history):
 
 
 CLAIMS = [
-    Claim("uPU's negative risk goes below zero with a flexible model; nnPU's does not (Eqs. 8–9)",
+    Claim("uPU's negative risk goes below zero with a flexible model; nnPU's stays near zero (Eqs. 8–9)",
           "formulation", _negative_risk),
     Claim("More labelled positives help nnPU a lot (CIFAR-10, +7,000 P)", "adding_p",
           lower_error("nnpu+p", "nnpu")),
@@ -162,5 +162,5 @@ def verdict_for(output_dir, folder: str) -> str:
         return ""
     table = reproduction_table(output_dir, claims)
     return "\n\n".join(f"**Claim:** {r['claim']}  \n**Measured ({r['profile']} profile, "
-                        f"{r['seeds']} seeds):** {r['measured']}  \n**Verdict:** {r['verdict']}"
+                        f"{r['seeds']} seed{'' if r['seeds'] == 1 else 's'}):** {r['measured']}  \n**Verdict:** {r['verdict']}"
                         for r in table.to_dict("records"))

@@ -175,15 +175,27 @@ def choose_prior(data: PUData, prior: float | None, config: TrainConfig | None =
 
 
 def check_trained(result, data: PUData) -> str:
-    """A warning when the trained classifier is degenerate on the test set (else on U), or ""."""
+    """A warning when the trained classifier is degenerate on the test set (else on U), or
+    when its test error is no better than giving every test point the majority label; or ""."""
     from .models import predict
     from .prior import degenerate
     from .runtime import resolve
     x = data.x_test if len(data.x_test) else data.x_u
     device = next(result.model.parameters()).device
-    problem = degenerate(predict(result.model, x.to(device), amp=resolve(result.config).bf16).cpu())
-    return (f"the trained classifier is degenerate: {problem}. Check π, and train longer or with "
-            "a larger learning rate / smaller batches (--epochs, --lr, --batch-size)") if problem else ""
+    scores = predict(result.model, x.to(device), amp=resolve(result.config).bf16).cpu()
+    problem = degenerate(scores)
+    if problem:
+        return (f"the trained classifier is degenerate: {problem}. Check π, and train longer or with "
+                "a larger learning rate / smaller batches (--epochs, --lr, --batch-size)")
+    if len(data.x_test):
+        truth = data.y_test.cpu() > 0
+        error, positive = float(((scores > 0) != truth).float().mean()), float(truth.float().mean())
+        trivial = min(positive, 1 - positive)
+        if error >= trivial:
+            return (f"the test error {error:.3f} is no better than calling every test point "
+                    f"{'negative' if positive <= 0.5 else 'positive'} ({trivial:.3f}): check π first "
+                    f"(this run used {data.prior:.3f}; pass prior=... if you know it)")
+    return ""
 
 
 def describe_estimate(e) -> str:

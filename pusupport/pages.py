@@ -145,7 +145,7 @@ class Page:
                 self.paper.data.n_unlabeled is None:
             notes.append("U is a random sample disjoint from the labelled P (the paper's U is the "
                          "whole training set, P included), so π is that sample's positive "
-                         "fraction (Table 1 row below)")
+                         "fraction")
         return notes
 
     def wall_time(self) -> float:

@@ -112,7 +112,7 @@ PAGE_CHANGES = {
         "smoke": {"page": dict(extra_positives=200)}},
     "histograms": {
         "paper": {"page": dict(snapshot_epochs=[10, 50, 200], top_k=150, n_seeds=1)},
-        "cpu": {**_CPU_CIFAR_SHORT, "page": dict(snapshot_epochs=[2, 5, 10], top_k=150, n_seeds=1)},
+        "cpu": {**_CPU_CIFAR_SHORT, "page": dict(snapshot_epochs=[2, 5, 10], top_k=300, n_seeds=1)},
         "smoke": {"page": dict(snapshot_epochs=[1, 2, 3], top_k=20, n_seeds=1)}},
     "synthetic": {    # curves: every epoch at "paper", every 10th at "cpu" (and the last)
         "cpu": {"train": dict(eval_every=10)}},

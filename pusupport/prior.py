@@ -133,8 +133,10 @@ def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, **overrides) -> di
     """Estimate π from labelled positives ``x_p`` and unlabelled ``x_u`` with BBE and Elkan–Noto.
 
     Half of P and of U train a P-vs-U classifier (method ``"pn"`` of the training loop,
-    logistic loss, P = +1 and U = −1; ``config``/``overrides``: its TrainConfig, default
-    :data:`ESTIMATOR`); the other halves are scored. Returns
+    logistic loss, P = +1 and U = −1, the two classes weighted equally so that a small P
+    is not drowned by U; ``config``/``overrides``: its TrainConfig, default
+    :data:`ESTIMATOR`); the other halves are scored. BBE reads the scores' ranking;
+    Elkan–Noto's probabilities are those of the actual P : U ratio, σ(g + log(n_p/n_u)). Returns
     ``{"BBE": PriorEstimate, "Elkan-Noto": PriorEstimate}``.
     """
     from .config import TrainConfig, merge
@@ -152,14 +154,14 @@ def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, **overrides) -> di
     perm_p, perm_u = torch.randperm(len(x_p), generator=gen), torch.randperm(len(x_u), generator=gen)
     p1, p2 = perm_p[: len(x_p) // 2], perm_p[len(x_p) // 2:]
     u1, u2 = perm_u[: len(x_u) // 2], perm_u[len(x_u) // 2:]
-    net = train(supervised(x_p[p1], x_u[u1], name="P vs U"), cfg).model
+    net = train(replace(supervised(x_p[p1], x_u[u1], name="P vs U"), prior=0.5), cfg).model
     dev = next(net.parameters()).device
     amp = resolve(cfg).bf16
     g_p = predict(net, x_p[p2].to(dev), amp=amp).cpu()
     g_u = predict(net, x_u[u2].to(dev), amp=amp).cpu()
     elapsed = time.perf_counter() - start
     bbe = bbe_from_scores(g_p, g_u, delta)
-    en = elkan_noto_from_scores(torch.sigmoid(g_p), len(p1), len(u1))
+    en = elkan_noto_from_scores(torch.sigmoid(g_p + math.log(len(p1) / len(u1))), len(p1), len(u1))
     problem = degenerate(torch.cat([g_p, g_u]))
     if problem:
         note = (f"the P-vs-U classifier is degenerate ({problem}), so this estimate says nothing "

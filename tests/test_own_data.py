@@ -196,7 +196,7 @@ def test_a_degenerate_trained_classifier_is_reported():
             return self.value.expand(len(x))
     x_test = np.column_stack([np.linspace(0, 1, 8), np.zeros(8)])          # x₁ − 0.5 changes sign
     data = from_arrays(np.random.default_rng(0).random((30, 2)), [0, 1, 2], x_test=x_test,
-                       y_test=np.array([1, -1] * 4), prior=0.4)
+                       y_test=np.array([-1] * 4 + [1] * 4), prior=0.4)
     for value, said in ((0.5, "constant"), (-0.5, "constant")):
         warning = own.check_trained(RunResult(None, Constant(value), None, TrainConfig()), data)
         assert said in warning and "--epochs, --lr, --batch-size" in warning
@@ -212,3 +212,9 @@ def test_a_degenerate_trained_classifier_is_reported():
         def forward(self, x):
             return self.lin(x).squeeze(-1)
     assert own.check_trained(RunResult(None, Flat(), None, TrainConfig()), data) == ""
+    with torch.no_grad():                                  # the same boundary, labels swapped
+        good.weight.neg_()
+        good.bias.neg_()
+    warning = own.check_trained(RunResult(None, Flat(), None, TrainConfig()), data)
+    assert warning.startswith("the test error 1.000 is no better than calling every test point "
+                              "negative (0.500): check π first (this run used 0.400")
