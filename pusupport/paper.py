@@ -171,7 +171,7 @@ PAGE_CHANGES["own_data"] = {
 }
 #: The own-data page's P-vs-U classifier for the BBE estimate of π.
 OWN_DATA_ESTIMATOR = {
-    "paper": {"model": dict(name="kiryo_cnn", width=0.25), "train": dict(epochs=5, batch_size=256)},
-    "cpu": {"model": dict(name="kiryo_cnn", width=0.25), "train": dict(epochs=3, batch_size=256)},
+    "paper": {"model": dict(name="kiryo_cnn", width=0.25), "train": dict(epochs=10, batch_size=256, lr=1e-3)},
+    "cpu": {"model": dict(name="kiryo_cnn", width=0.25), "train": dict(epochs=10, batch_size=256, lr=1e-3)},
     "smoke": {"model": dict(name="kiryo_cnn", width=0.125), "train": dict(epochs=1, batch_size=128)},
 }
