@@ -10,7 +10,7 @@ PROFILE  ?= cpu
 DEVICE   ?= auto
 # Pages (and their runs) at a time: one a CPU. Above 1 they run as Ray tasks, one thread each
 # (book/execute.py --workers); on the 2-core development machine that took the cpu book from
-# about 60 min serial to 48. WORKERS=1: serial, no Ray.
+# about 60 min serial to 43. WORKERS=1: serial, no Ray.
 WORKERS  ?= $(shell nproc 2>/dev/null || echo 1)
 # Where data sets live (also read from PUSUPPORT_DATA by the package). `make data`
 # fills it from ../shared/datasets when that folder exists (development and CI machines).

@@ -14,6 +14,12 @@ from .saved import load_model
 from .training import train
 
 
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
+    return int(text)
+
+
 def _inputs(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)
     src.add_argument("--images", metavar="DIR", help="image folder: DIR/train/<class>/*, DIR/test/<class>/*")
@@ -26,6 +32,9 @@ def _inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", help="where decoded images are cached (default: $PUSUPPORT_DATA)")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--estimator-epochs", type=_positive_int, metavar="N",
+                   help="epochs of the P-vs-U classifier behind the π estimate (default 10 for "
+                        "images, 20 for features; more for small data: each epoch is ⌈n/256⌉ steps)")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -57,6 +66,13 @@ def _size(values):
     return None if not values else values[0] if len(values) == 1 else tuple(values)
 
 
+def _estimator(args, data):
+    """The P-vs-U classifier's settings, with ``--estimator-epochs`` if given."""
+    from dataclasses import replace
+    cfg = own.estimator_config(data)
+    return cfg if args.estimator_epochs is None else replace(cfg, epochs=args.estimator_epochs)
+
+
 def _problem(args):
     data = own.load_own(args.images, args.features, args.label_column, _size(args.image_size),
                         args.skip_unreadable, args.data_dir, args.seed)
@@ -68,7 +84,7 @@ def cmd_train(args) -> None:
     get_method(args.method)                    # a typo fails before any data are read
     data, problem = _problem(args)
     model = own.as_model_config(args.model) if args.model else own.default_model(data)
-    problem, bbe = own.choose_prior(problem, args.prior, own.estimator_config(data), args.seed,
+    problem, bbe = own.choose_prior(problem, args.prior, _estimator(args, data), args.seed,
                                     args.device)
     if bbe is not None:
         print(own.describe_estimate(bbe))
@@ -96,7 +112,7 @@ def cmd_predict(args) -> None:
 
 def cmd_estimate(args) -> None:
     data, problem = _problem(args)
-    for e in own.estimate(problem, own.estimator_config(data), args.seed, args.device).values():
+    for e in own.estimate(problem, _estimator(args, data), args.seed, args.device).values():
         print(own.describe_estimate(e))
     print(f"(the labels give {problem.prior:.3f})")
 

@@ -170,8 +170,9 @@ PAGE_CHANGES["own_data"] = {
     "smoke": {"data": dict(n_labeled=50, n_unlabeled=300), "train": dict(epochs=2)},
 }
 #: The own-data page's P-vs-U classifier for the BBE estimate of π.
+_OWN_ESTIMATOR = {"model": dict(name="kiryo_cnn", width=0.25), "train": dict(epochs=10, batch_size=256, lr=1e-3)}
 OWN_DATA_ESTIMATOR = {
-    "paper": {"model": dict(name="kiryo_cnn", width=0.25), "train": dict(epochs=10, batch_size=256, lr=1e-3)},
-    "cpu": {"model": dict(name="kiryo_cnn", width=0.25), "train": dict(epochs=10, batch_size=256, lr=1e-3)},
+    "paper": _OWN_ESTIMATOR,
+    "cpu": _OWN_ESTIMATOR,
     "smoke": {"model": dict(name="kiryo_cnn", width=0.125), "train": dict(epochs=1, batch_size=128)},
 }

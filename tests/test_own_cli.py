@@ -171,3 +171,20 @@ def test_npz_and_npy_layouts(tmp_path):
     assert mine.preprocessing["columns"] == ["0", "1", "2"]
     xs, _, _, ids = own.read_table(tmp_path / "t.npy", columns=["0", "1", "2"])
     assert torch.equal(xs, torch.tensor(x)) and ids[:2] == ["0", "1"]
+
+
+def test_estimator_epochs_reach_the_p_vs_u_classifier(tmp_path, capsys, monkeypatch):
+    from pusupport.cli import parser
+    seen = []
+    monkeypatch.setattr(own, "estimate", lambda problem, config, seed, device: seen.append(config) or {})
+    table = tmp_path / "t.csv"
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60),
+                  "label": [0, 1, 2] * 20}).to_csv(table, index=False)
+    assert main(["estimate-prior", "--features", str(table), "--positive", "1",
+                 "--estimator-epochs", "7"]) == 0
+    assert [c.epochs for c in seen] == [7]
+    with pytest.raises(SystemExit):
+        parser().parse_args(["estimate-prior", "--features", str(table), "--positive", "1",
+                             "--estimator-epochs", "0"])
+    assert "--estimator-epochs: must be a positive integer, got '0'" in capsys.readouterr().err
