@@ -35,15 +35,15 @@ from pathlib import Path
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from pusupport.config import ModelConfig, TrainConfig
-from pusupport.cost import forward_flops
+from pusupport.core.config import ModelConfig, TrainConfig
+from pusupport.book.cost import forward_flops
 from pusupport.data import synthetic
-from pusupport.members import StackedModels
-from pusupport.models import build_model
-from pusupport.risks import nnpu_risk
-from pusupport.runtime import cpu_bf16_instructions, resolve
-from pusupport.selection import top_losses, unlabeled_losses
-from pusupport.training import stratified_batches, test_metrics, train, train_seeds
+from pusupport.core.members import StackedModels
+from pusupport.core.models import build_model
+from pusupport.core.risks import nnpu_risk
+from pusupport.core.runtime import cpu_bf16_instructions, resolve
+from pusupport.core.selection import top_losses, unlabeled_losses
+from pusupport.core.training import stratified_batches, test_metrics, train, train_seeds
 
 ROOT = Path(__file__).resolve().parent
 BF16 = torch.bfloat16
@@ -172,7 +172,7 @@ class PILDataset(Dataset):
 
 
 def cifar_subset(data_dir, n_u):
-    from pusupport.datasets import CIFAR10_POSITIVE, load_cifar10, make_pu
+    from pusupport.data.datasets import CIFAR10_POSITIVE, load_cifar10, make_pu
     raw = load_cifar10(data_dir, download=False)
     pu = make_pu("cifar10", raw, CIFAR10_POSITIVE, n_labeled=1000, n_unlabeled=n_u, seed=0)
     return raw, pu
@@ -260,8 +260,8 @@ def bench_cifar(data_dir, n_u, width, batch_size):
 MEMORY_SNIPPET = """
 import sys, time, warnings
 warnings.filterwarnings("ignore")
-from pusupport.datasets import load_pu
-from pusupport.training import train
+from pusupport.data.datasets import load_pu
+from pusupport.core.training import train
 name, data_dir, epoch = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 t = time.perf_counter()
 kw = {{"max_features": 20000}} if name == "20news" else {{}}
@@ -303,7 +303,7 @@ def bench_memory(data_dir):
 def bench_news(data_dir, epochs=3):
     """One 20 Newsgroups nnPU epoch at the cpu settings; its sparse layer's traffic
     (each non-zero reads a weight row forward and writes a gradient row backward)."""
-    from pusupport.datasets import load_pu
+    from pusupport.data.datasets import load_pu
     d = load_pu("20news", data_dir, download=False, max_features=20_000)
     d.x_test, d.y_test = d.x_test[:0], d.y_test[:0]
     t = timed(lambda: train(d, model="news_mlp", method="nnpu", epochs=epochs, batch_size=5000,

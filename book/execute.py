@@ -17,7 +17,7 @@ earlier run of the page succeeded, whose results are kept.
 
 With ``--workers N`` (N > 1), or ``RAY_ADDRESS`` set, the pages run as Ray tasks
 (``pip install -e '.[cluster]'``), and so do the runs inside each page
-(:mod:`pusupport.cluster`); pages that read every other page's results run after them.
+(:mod:`pusupport.book.cluster`); pages that read every other page's results run after them.
 A page that fails is tried once more; if it fails again, it is named, the other pages
 finish, and the exit status is 1 (the book is not built). Results land where the serial
 run puts them. The default is serial and imports no Ray.
@@ -64,7 +64,7 @@ def prepare(book_dir: Path) -> None:
             shutil.copy2(src, dst)
 
 
-#: The exception a page raises when its data set is missing (pusupport.datasets).
+#: The exception a page raises when its data set is missing (pusupport.data.datasets).
 DATA_MISSING = "DatasetNotFoundError"
 
 
@@ -153,7 +153,7 @@ def run_serial(selected: list[dict], kwargs: dict) -> dict:
 def run_ray(selected: list[dict], kwargs: dict, workers: int) -> tuple[dict, dict]:
     """Execute the pages as Ray tasks, the :data:`LAST` ones after the others; return
     ({page: seconds}, {failed page: error})."""
-    from pusupport import cluster
+    from pusupport.book import cluster
     task = cluster.start(workers, kwargs["device"])
     print(f"Ray: every task gets {task}", flush=True)
     times, failed = {}, {}

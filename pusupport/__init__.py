@@ -9,14 +9,15 @@ comparisons), ``claims`` (the paper's claims), ``paper``, ``pages``, ``runs`` an
 ``experiments`` (the book's pages), ``own``, ``saved``, ``cli`` and ``sklearn`` (your
 own data: the command line, saved models, a scikit-learn estimator).
 """
-from .config import DataConfig, ModelConfig, PageConfig, Settings, TrainConfig
-from .data import PUData, synthetic
-from .losses import get_loss, logistic_loss, sigmoid_loss
-from .methods import METHODS
-from .models import build_model
-from .risks import Risk, aapu_risk, nnpu_risk, pn_risk, upu_risk
-from .selection import SelectedSet, top_losses, unlabeled_losses
-from .training import RunResult, train, train_seeds
+from .core.config import DataConfig, ModelConfig, PageConfig, Settings, TrainConfig
+from .core.problem import PUData
+from .data.synthetic import synthetic
+from .core.losses import get_loss, logistic_loss, sigmoid_loss
+from .core.methods import METHODS
+from .core.models import build_model
+from .core.risks import Risk, aapu_risk, nnpu_risk, pn_risk, upu_risk
+from .core.selection import SelectedSet, top_losses, unlabeled_losses
+from .core.training import RunResult, train, train_seeds
 
 __version__ = "0.1.0"
 __all__ = ["DataConfig", "ModelConfig", "PageConfig", "Settings", "TrainConfig", "PUData",

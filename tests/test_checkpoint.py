@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 import torch
 
-from pusupport import checkpoint
+from pusupport.core import checkpoint
 from pusupport.data import synthetic
-from pusupport.training import train
+from pusupport.core.training import train
 
 SETTINGS = dict(method="aapu", epochs=300, select_from=3, n_select=2, batch_size=64, lr=1e-3,
                 lr_schedule={150: 1e-4}, seed=5, progress=False, checkpoint_every=5)
@@ -21,7 +21,7 @@ SCRIPT = textwrap.dedent("""
     import sys, torch
     torch.set_num_threads({threads})
     from pusupport.data import synthetic
-    from pusupport.training import train
+    from pusupport.core.training import train
     train(synthetic(**{data}), checkpoint_dir=sys.argv[1], **{settings})
 """)
 

@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 import torch
 
-from pusupport import checkpoint
-from pusupport.config import TrainConfig
-from pusupport.sparse import SparseRows
+from pusupport.core import checkpoint
+from pusupport.core.config import TrainConfig
+from pusupport.core.sparse import SparseRows
 
 CFG = TrainConfig(method="aapu", epochs=6, select_from=3, lr=1e-3, checkpoint_dir="unused")
 

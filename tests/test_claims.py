@@ -5,10 +5,10 @@ import os
 import pandas as pd
 import pytest
 
-from pusupport import claims, records
-from pusupport.claims import CLAIMS, Claim, lower_error, reproduction_table, verdict_for
-from pusupport.records import atomic_write_text, save_results, summarize, summary_table
-from pusupport.verdicts import CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED
+from pusupport.book import claims, records
+from pusupport.book.claims import CLAIMS, Claim, lower_error, reproduction_table, verdict_for
+from pusupport.book.records import atomic_write_text, save_results, summarize, summary_table
+from pusupport.book.verdicts import CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED
 
 
 def history(rows):

@@ -8,11 +8,11 @@ import pandas as pd
 import pytest
 import torch
 
-from pusupport.datasets import (DatasetNotFoundError, LabeledData, load_20news, load_cifar10,
+from pusupport.data.datasets import (DatasetNotFoundError, LabeledData, load_20news, load_cifar10,
                                 load_cifar100, load_fashion_mnist, load_image_folder, load_pu,
                                 make_pu)
-from pusupport.models import build_model
-from pusupport.training import train
+from pusupport.core.models import build_model
+from pusupport.core.training import train
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 DATA = os.environ.get("PUSUPPORT_DATA")
@@ -219,7 +219,7 @@ def test_environment_variable_points_at_the_data(tmp_path, monkeypatch):
 
 def test_training_runs_on_sparse_features():
     import scipy.sparse as sp
-    from pusupport.sparse import SparseRows
+    from pusupport.core.sparse import SparseRows
     rng = np.random.default_rng(0)
     x = sp.random(120, 30, density=0.2, format="csr", random_state=0, dtype=np.float32)
     y = torch.tensor(rng.integers(0, 2, 120))
@@ -241,7 +241,7 @@ def test_training_runs_on_sparse_features():
 
 def test_sparse_rows_gather_and_concatenate_like_scipy():
     import scipy.sparse as sp
-    from pusupport.sparse import SparseRows, cat_rows
+    from pusupport.core.sparse import SparseRows, cat_rows
     x = sp.random(50, 12, density=0.3, format="csr", random_state=1, dtype=np.float32)
     rows = SparseRows.from_scipy(x)
     assert len(rows) == 50 and rows.shape == (50, 12)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pusupport.config import TrainConfig
+from pusupport.core.config import TrainConfig
 from pusupport.data import synthetic
-from pusupport.training import train
+from pusupport.core.training import train
 from test_datasets import write_cifar100
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -60,7 +60,7 @@ def summaries(results: Path) -> dict:
 def test_the_default_path_imports_no_ray():
     code = ("import importlib.util, sys; spec = importlib.util.spec_from_file_location('x', "
             f"{str(EXECUTE)!r}); spec.loader.exec_module(importlib.util.module_from_spec(spec)); "
-            "import pusupport.runs; print('ray' in sys.modules)")
+            "import pusupport.book.runs; print('ray' in sys.modules)")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip() == "False"

@@ -5,7 +5,7 @@ import pytest
 import torch
 from sklearn.metrics import roc_auc_score
 
-from pusupport.metrics import roc_auc, zero_one_error
+from pusupport.core.metrics import roc_auc, zero_one_error
 
 
 def test_auc_matches_scikit_learn_with_ties():

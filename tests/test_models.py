@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from pusupport.models import build_model
+from pusupport.core.models import build_model
 
 
 def n_params(model):

@@ -10,11 +10,11 @@ import pandas as pd
 import pytest
 import torch
 
-from pusupport import own
-from pusupport.cli import main
-from pusupport.models import predict
-from pusupport.saved import load_model
-from pusupport.training import train
+from pusupport.apps import own
+from pusupport.apps.cli import main
+from pusupport.core.models import predict
+from pusupport.apps.saved import load_model
+from pusupport.core.training import train
 
 from test_own_data import digit_folder
 
@@ -174,7 +174,7 @@ def test_npz_and_npy_layouts(tmp_path):
 
 
 def test_estimator_epochs_reach_the_p_vs_u_classifier(tmp_path, capsys, monkeypatch):
-    from pusupport.cli import parser
+    from pusupport.apps.cli import parser
     seen = []
     monkeypatch.setattr(own, "estimate", lambda problem, config, seed, device: seen.append(config) or {})
     table = tmp_path / "t.csv"

@@ -7,10 +7,10 @@ import pytest
 import torch
 
 from pusupport.data import LabeledData, from_arrays, make_pu
-from pusupport.images import decode_images, load_image_folder
-from pusupport.models import build_model
-from pusupport.saved import load_model, save_model
-from pusupport.config import ModelConfig
+from pusupport.data.images import decode_images, load_image_folder
+from pusupport.core.models import build_model
+from pusupport.apps.saved import load_model, save_model
+from pusupport.core.config import ModelConfig
 
 
 def shape_image(label: int, rng, size=28) -> np.ndarray:
@@ -131,7 +131,7 @@ def test_a_saved_model_scores_as_the_model_in_memory(tmp_path):
     model, path = saved(tmp_path)
     loaded = load_model(path)
     x = torch.rand(5, 1, 28, 28)
-    from pusupport.models import predict
+    from pusupport.core.models import predict
     assert torch.equal(loaded.scores(x), predict(model, x))
     assert loaded.prior == 0.4 and loaded.positive_classes == ["1"]
     assert torch.equal(loaded.predict(x), (predict(model, x) > 0).long())
@@ -177,15 +177,15 @@ def test_each_image_size_has_its_own_cache(tmp_path, digits):
 
 
 def test_zero_epochs_is_an_error_not_the_default():
-    from pusupport import own
+    from pusupport.apps import own
     with pytest.raises(ValueError, match="epochs must be an int >= 1, got 0"):
         own.train_config(100, ModelConfig("mlp"), epochs=0)
 
 
 def test_a_degenerate_trained_classifier_is_reported():
-    from pusupport import own
-    from pusupport.config import TrainConfig
-    from pusupport.training import RunResult
+    from pusupport.apps import own
+    from pusupport.core.config import TrainConfig
+    from pusupport.core.training import RunResult
 
     class Constant(torch.nn.Module):
         def __init__(self, value):

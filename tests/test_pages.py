@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from pusupport.config import ConfigError, Settings, TrainConfig
-from pusupport.pages import PAGES, page_parameters, resolve_page
+from pusupport.core.config import ConfigError, Settings, TrainConfig
+from pusupport.book.pages import PAGES, page_parameters, resolve_page
 
 ROOT = Path(__file__).resolve().parent.parent
 BASE = dict(device="cpu", seeds=None, data_dir=None, output_dir="results", dry_run=0)
@@ -127,7 +127,7 @@ def test_every_book_page_has_its_parameters_declared():
 
 
 def test_run_methods_vectorises_the_mlp_and_keeps_the_tidy_layout(tmp_path):
-    from pusupport.runs import data_for, run_methods
+    from pusupport.book.runs import data_for, run_methods
     exp = resolve_page("synthetic", params("synthetic", profile="smoke", seeds=[0, 1],
                                            output_dir=str(tmp_path)))
     h = run_methods(exp, {"nnpu": {"method": "nnpu"}, "naive": {"method": "naive"}}, data_for(exp))
@@ -137,7 +137,7 @@ def test_run_methods_vectorises_the_mlp_and_keeps_the_tidy_layout(tmp_path):
 
 
 def test_random_rows_do_not_follow_a_class_sorted_order():
-    from pusupport.experiments.memorization import random_rows
+    from pusupport.book.experiments.memorization import random_rows
     y = torch.cat([torch.ones(500), -torch.ones(500)])      # sorted, as ImageFolder test splits are
     x = torch.arange(1000.0)
     xs, ys = random_rows(200, x, y)
@@ -148,7 +148,7 @@ def test_random_rows_do_not_follow_a_class_sorted_order():
 def test_paper_profile_runs_checkpoint_and_resume(tmp_path):
     """At the paper profile a page's runs checkpoint; re-running the page resumes them."""
     from pusupport.data import synthetic
-    from pusupport.runs import run_methods
+    from pusupport.book.runs import run_methods
     exp = resolve_page("synthetic", params("synthetic", epochs=3, select_from=2, seeds=[0, 1],
                                            output_dir=str(tmp_path)))
 
@@ -177,7 +177,7 @@ def test_unknown_key_in_a_profile_table_names_the_valid_keys():
 
 def test_unknown_key_in_training_overrides_names_the_valid_keys():
     from pusupport.data import synthetic
-    from pusupport.training import train
+    from pusupport.core.training import train
     with pytest.raises(ConfigError, match=r"unknown train setting\(s\) \['image_folder'\]\. "
                                           r"The valid train keys are \[.*'epochs'.*\]"):
         train(synthetic(0, 10, 50, 10), image_folder="/tmp/x")
@@ -189,7 +189,7 @@ def test_unknown_key_in_training_overrides_names_the_valid_keys():
 
 def test_every_table_merges_for_every_page_and_profile():
     """All settings tables are valid: every page resolves at every profile."""
-    from pusupport.paper import PROFILES
+    from pusupport.book.paper import PROFILES
     for page in PAGES:
         for profile in PROFILES:
             exp = resolve_page(page, params(page, profile=profile))
@@ -215,7 +215,7 @@ def test_prior_page_at_the_paper_profile_keeps_each_prior_s_checkpoints_apart(tm
     factor's runs were refused as 'different data'."""
     from dataclasses import replace
     from pusupport.data import synthetic
-    from pusupport.experiments.prior_sensitivity import run_prior_sensitivity
+    from pusupport.book.experiments.prior_sensitivity import run_prior_sensitivity
     exp = resolve_page("prior", params("prior", seeds=[0, 1], output_dir=str(tmp_path)))
     exp = replace(exp, settings=exp.settings.merge({"train": {"epochs": 2, "select_from": 1},
                                                     "page": {"prior_factors": [0.8, 1.0]}}))
@@ -233,8 +233,8 @@ def test_prior_page_at_the_paper_profile_keeps_each_prior_s_checkpoints_apart(tm
 def test_own_data_page_parameters():
     """Images or features, positive classes as names or ints, image_size int or pair, π given
     or None, a model by name or dict; a wrong type names the fix."""
-    from pusupport.config import ModelConfig
-    from pusupport.experiments.own_data import own_data_settings
+    from pusupport.core.config import ModelConfig
+    from pusupport.book.experiments.own_data import own_data_settings
     page = resolve_page("own_data", params("own_data", profile="smoke", features="t.csv",
                                            label_column="y", positive_classes=[1, 2], image_size=[20, 24],
                                            prior=0.3, model={"name": "mlp", "width": 0.5}))

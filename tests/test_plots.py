@@ -6,8 +6,8 @@ import math  # noqa: E402
 
 import pandas as pd  # noqa: E402
 
-from pusupport.plots import _far_rows, paired_intervals  # noqa: E402
-from pusupport.verdicts import CONTRADICTED, INCONCLUSIVE  # noqa: E402
+from pusupport.book.plots import _far_rows, paired_intervals  # noqa: E402
+from pusupport.book.verdicts import CONTRADICTED, INCONCLUSIVE  # noqa: E402
 
 VERDICT = "verdict on “aaPU is better”"
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from pusupport.data import synthetic
-from pusupport.training import train_seeds
+from pusupport.core.training import train_seeds
 
 #: Largest accepted |mean over seeds of bf16 − fp32 final test error|.
 TOLERANCE = 0.01
@@ -29,7 +29,7 @@ def test_bf16_and_fp32_end_within_tolerance_on_synthetic(method):
 
 
 def test_bf16_and_fp32_end_within_tolerance_on_fashion_mnist():
-    from pusupport.datasets import DatasetNotFoundError, FASHION_MNIST_POSITIVE, load_fashion_mnist, make_pu
+    from pusupport.data.datasets import DatasetNotFoundError, FASHION_MNIST_POSITIVE, load_fashion_mnist, make_pu
     try:
         raw = load_fashion_mnist(os.environ.get("PUSUPPORT_DATA"), download=False)
     except DatasetNotFoundError as err:

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from pusupport.prior import PriorEstimate, bbe_from_scores, elkan_noto_from_scores, estimate_prior
+from pusupport.apps.prior import PriorEstimate, bbe_from_scores, elkan_noto_from_scores, estimate_prior
 
 
 def mixture(prior, n_p=2000, n_u=4000, seed=0, gap=4.0):
@@ -63,7 +63,7 @@ def test_an_estimate_at_1_is_clipped_into_a_usable_prior_and_says_why():
 
 
 def test_a_degenerate_classifier_is_named():
-    from pusupport.prior import degenerate
+    from pusupport.apps.prior import degenerate
     assert degenerate(torch.full((50,), 0.3)) == "its scores are constant (0.3): it learned nothing"
     assert degenerate(torch.linspace(0.1, 2, 50)) == "it calls every point positive"
     assert degenerate(torch.linspace(-2, 0, 50)) == "it calls every point negative"

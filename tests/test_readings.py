@@ -1,8 +1,8 @@
 """The unstated-choices page: which runs each reading needs, and the one-sentence answer."""
 import pandas as pd
 
-from pusupport.experiments.readings import BOOK_READING, READINGS, answer, plan
-from pusupport.verdicts import CONTRADICTED, INCONCLUSIVE, REPRODUCED
+from pusupport.book.experiments.readings import BOOK_READING, READINGS, answer, plan
+from pusupport.book.verdicts import CONTRADICTED, INCONCLUSIVE, REPRODUCED
 
 
 def test_each_reading_changes_one_side_and_shares_the_rest():

@@ -4,8 +4,8 @@ import math
 import pytest
 import torch
 
-from pusupport.losses import get_loss, logistic_loss, sigmoid_loss
-from pusupport.risks import aapu_risk, naive_risk, nnpu_risk, pn_risk, upu_risk
+from pusupport.core.losses import get_loss, logistic_loss, sigmoid_loss
+from pusupport.core.risks import aapu_risk, naive_risk, nnpu_risk, pn_risk, upu_risk
 
 PRIOR = 0.4
 

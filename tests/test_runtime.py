@@ -5,10 +5,10 @@ import math
 import pytest
 import torch
 
-from pusupport.config import TrainConfig
+from pusupport.core.config import TrainConfig
 from pusupport.data import synthetic
-from pusupport.runtime import cpu_bf16_instructions, resolve
-from pusupport.training import train, train_seeds
+from pusupport.core.runtime import cpu_bf16_instructions, resolve
+from pusupport.core.training import train, train_seeds
 
 
 def test_cpu_defaults_are_explicit_and_described():

@@ -5,7 +5,7 @@ import pytest
 import torch
 from torch import nn
 
-from pusupport.selection import SelectedSet, top_k_purity, top_losses, unlabeled_losses
+from pusupport.core.selection import SelectedSet, top_k_purity, top_losses, unlabeled_losses
 
 
 def test_picks_the_true_top_n():
@@ -96,7 +96,7 @@ def test_nan_scores_raise():
 
 
 def test_losses_default_to_the_logistic_loss_and_nan_message_is_exact():
-    from pusupport.selection import negative_losses
+    from pusupport.core.selection import negative_losses
     scores = torch.tensor([-2.0, 0.0, 3.0])
     assert torch.equal(negative_losses(scores), nn.functional.softplus(scores))
     model = nn.Sequential(nn.Linear(1, 1), nn.Flatten(0))

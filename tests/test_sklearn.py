@@ -6,7 +6,7 @@ from sklearn.model_selection import GridSearchCV
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 
-from pusupport.sklearn import PUClassifier, lee_liu_score, lee_liu_scorer
+from pusupport.apps.sklearn import PUClassifier, lee_liu_score, lee_liu_scorer
 
 FAST = dict(epochs=3, estimator_epochs=2, model={"name": "mlp", "width": 0.1}, batch_size=64)
 

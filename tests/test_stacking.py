@@ -4,11 +4,11 @@ import pytest
 import scipy.sparse
 import torch
 
-from pusupport import checkpoint, training
+from pusupport.core import checkpoint, training
 from pusupport.data import PUData, synthetic
-from pusupport.sparse import SparseRows
-from pusupport.stacking import NotStackable
-from pusupport.training import TrainConfig, train, train_seeds
+from pusupport.core.sparse import SparseRows
+from pusupport.core.stacking import NotStackable
+from pusupport.core.training import TrainConfig, train, train_seeds
 
 SEEDS = [0, 1, 2]
 

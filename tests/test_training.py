@@ -6,10 +6,10 @@ import pytest
 import torch
 
 from pusupport.data import SYNTHETIC_PRIOR, PUData, flip_labels, supervised, synthetic
-from pusupport.selection import top_k_purity, unlabeled_losses
-from pusupport.records import save_results
-from pusupport.runtime import resolve
-from pusupport.training import TrainConfig, stratified_batches, train
+from pusupport.core.selection import top_k_purity, unlabeled_losses
+from pusupport.book.records import save_results
+from pusupport.core.runtime import resolve
+from pusupport.core.training import TrainConfig, stratified_batches, train
 
 FAST = dict(epochs=6, select_from=3, n_select=4, batch_size=64, lr=1e-3, progress=False)
 TIMING = ["wall_time"]
@@ -49,7 +49,7 @@ def test_history_is_tidy_and_selection_follows_schedule(data):
 
 def test_reported_test_metrics_are_those_of_the_returned_model(data):
     from sklearn.metrics import roc_auc_score
-    from pusupport.models import predict
+    from pusupport.core.models import predict
     r = train(data, method="aapu", **FAST)
     g = predict(r.model, data.x_test, amp=resolve(r.config).bf16)      # the run's precision
     last = r.history.iloc[-1]

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pusupport.verdicts import (CONTRADICTED, INCONCLUSIVE, REPRODUCED, paired_difference,
+from pusupport.book.verdicts import (CONTRADICTED, INCONCLUSIVE, REPRODUCED, paired_difference,
                                 sign_flip_p_value, verdict)
 
 BASE = np.array([0.120, 0.100, 0.140, 0.110, 0.130])
@@ -95,7 +95,7 @@ def test_the_detectable_difference_is_the_80_percent_power_bound():
 
 
 def test_an_interval_touching_zero_is_inconclusive():
-    from pusupport.verdicts import Paired
+    from pusupport.book.verdicts import Paired
     touching_above, touching_below = Paired(5, -0.1, -0.2, 0.0, 0.1, 0.05), Paired(5, 0.1, 0.0, 0.2, 0.1, 0.05)
     for p in (touching_above, touching_below):
         assert verdict(p) == INCONCLUSIVE and verdict(p, lower_is_better=False) == INCONCLUSIVE
@@ -108,7 +108,7 @@ def test_values_held_as_python_objects_are_read_as_numbers():
 
 
 def test_higher_is_better_metrics_reverse_the_sides():
-    from pusupport.verdicts import Paired
+    from pusupport.book.verdicts import Paired
     gain = Paired(5, 0.7, 0.5, 0.9, 0.06, 0.1)                   # e.g. an AUC gain of 0.5 to 0.9
     assert verdict(gain, lower_is_better=False) == REPRODUCED and verdict(gain) == CONTRADICTED
 
@@ -119,6 +119,6 @@ def test_values_read_as_text_are_numbers():
 
 
 def test_describe_shows_four_decimals():
-    from pusupport.verdicts import Paired
+    from pusupport.book.verdicts import Paired
     assert Paired(3, -0.012345, -0.03, 0.005, 0.25, 0.02).describe() == (
         "-0.0123 [-0.0300, +0.0050], sign-flip p = 0.250, detectable ≥ 0.0200")

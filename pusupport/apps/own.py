@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .config import ModelConfig, Settings, TrainConfig, as_model_config
-from .data import LabeledData, PUData, make_pu
-from .datasets import DatasetNotFoundError
-from .images import IMAGE_EXTENSIONS, decode_images, image_size_pair, load_image_folder
-from .paper import OWN_DATA_ESTIMATOR, PAGE_CHANGES
+from ..core.config import ModelConfig, Settings, TrainConfig, as_model_config
+from ..core.problem import LabeledData, PUData, make_pu
+from ..data.datasets import DatasetNotFoundError
+from ..data.images import IMAGE_EXTENSIONS, decode_images, image_size_pair, load_image_folder
+from ..book.paper import OWN_DATA_ESTIMATOR, PAGE_CHANGES
 from .prior import estimate_prior
 from .saved import SavedModel, save_model
 
@@ -128,7 +128,7 @@ def build_problem(own: OwnData, positive, n_labeled: int | None = None, seed: in
                   n_unlabeled: int | None = None, clip: bool = False) -> PUData:
     """The PU problem: ``n_labeled`` (default: half) of the training positives are labelled.
     With ``clip`` (a profile's sizes), n_labeled and n_unlabeled are capped to the data."""
-    from .data import resolve_classes
+    from ..core.problem import resolve_classes
     positive = [str(p) for p in ([positive] if isinstance(positive, (str, int)) else positive)]
     pos = torch.tensor(resolve_classes(positive, own.labeled.classes))
     half = max(1, int(torch.isin(own.labeled.y_train, pos).sum()) // 2)
@@ -177,9 +177,9 @@ def choose_prior(data: PUData, prior: float | None, config: TrainConfig | None =
 def check_trained(result, data: PUData) -> str:
     """A warning when the trained classifier is degenerate on the test set (else on U), or
     when its test error is no better than giving every test point the majority label; or ""."""
-    from .models import predict
+    from ..core.models import predict
     from .prior import degenerate
-    from .runtime import resolve
+    from ..core.runtime import resolve
     x = data.x_test if len(data.x_test) else data.x_u
     device = next(result.model.parameters()).device
     scores = predict(result.model, x.to(device), amp=resolve(result.config).bf16).cpu()
@@ -208,7 +208,7 @@ def train_config(n_unlabeled: int, model: ModelConfig, method: str = "aapu", epo
                  base: TrainConfig | None = None, **overrides) -> TrainConfig:
     """aaPU's settings for your data (default: the own-data page's 'paper' settings); it
     selects 2 % of U an epoch from epoch ⌊epochs/4⌋ (at least 1)."""
-    from .config import merge
+    from ..core.config import merge
     cfg = base or Settings().merge(PAGE_CHANGES["own_data"]["paper"]).train
     epochs = cfg.epochs if epochs is None else epochs
     return merge(cfg, {"method": method, "model": model, "epochs": epochs,

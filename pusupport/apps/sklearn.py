@@ -17,10 +17,10 @@ from sklearn.metrics import make_scorer
 from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 
 from . import own
-from .config import TrainConfig, as_model_config
-from .data import from_arrays
-from .models import predict as model_scores
-from .training import train
+from ..core.config import TrainConfig, as_model_config
+from ..core.problem import from_arrays
+from ..core.models import predict as model_scores
+from ..core.training import train
 
 
 class PUClassifier(ClassifierMixin, BaseEstimator):

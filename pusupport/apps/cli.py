@@ -9,9 +9,9 @@ import sys
 import warnings
 
 from . import own
-from .datasets import DatasetNotFoundError
+from ..data.datasets import DatasetNotFoundError
 from .saved import load_model
-from .training import train
+from ..core.training import train
 
 
 def _positive_int(text: str) -> int:
@@ -80,7 +80,7 @@ def _problem(args):
 
 
 def cmd_train(args) -> None:
-    from .methods import get_method
+    from ..core.methods import get_method
     get_method(args.method)                    # a typo fails before any data are read
     data, problem = _problem(args)
     model = own.as_model_config(args.model) if args.model else own.default_model(data)

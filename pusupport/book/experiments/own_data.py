@@ -10,8 +10,8 @@ def own_data_settings(page: Page) -> dict:
     for the input), sizes, and the page's training settings (aaPU's selection follows
     from the data: see :func:`pusupport.own.train_config`)."""
     from dataclasses import replace
-    from ..config import as_model_config
-    from ..datasets import CIFAR10_POSITIVE, data_root
+    from ...core.config import as_model_config
+    from ...data.datasets import CIFAR10_POSITIVE, data_root
     p = page.params
     if p.get("image_folder") is not None and p.get("features") is not None:
         raise ValueError("give image_folder or features, not both")

@@ -128,7 +128,7 @@ def active() -> bool:
 def train_histories(config, seeds: list, *datas) -> list:
     """One run: train ``config`` on ``datas`` (one per seed, stacked when several);
     return each seed's history."""
-    from .training import train, train_seeds
+    from ..core.training import train, train_seeds
     if len(seeds) == 1:
         return [train(datas[0], config, seed=seeds[0]).history]
     return [r.history for r in train_seeds(dict(zip(seeds, datas)).__getitem__, seeds, config)]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..data import PUData
+from ...core.problem import PUData
 from ..pages import Page
-from ..selection import top_k_purity
-from ..training import train
+from ...core.selection import top_k_purity
+from ...core.training import train
 
 #: The settings of Fig. 3: (method, loss, histogram range).
 HISTOGRAM_SETTINGS = {"nnPU, sigmoid loss": ("nnpu", "sigmoid", (0.0, 1.0)),

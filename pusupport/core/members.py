@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import torch
 
-from .data import PUData
+from .problem import PUData
 from .models import build_model, predict
 from .runtime import Runtime
 from .sparse import as_model_input, cat_rows

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import torch
 
-from .data import LabeledData
-from .datasets import DatasetNotFoundError, _cached, data_root
-from .progress import progress
+from ..core.problem import LabeledData
+from .files import DatasetNotFoundError, cached, data_root
+from ..core.progress import progress
 
 IMAGE_EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".ppm", ".tif", ".tiff", ".webp")
 
@@ -130,5 +130,5 @@ def load_image_folder(path, image_size=None, data_dir=None, skip_unreadable: boo
             out = {split: (x.expand(-1, 3, -1, -1).contiguous() if x.shape[1] == 1 else x, y)
                    for split, (x, y) in out.items()}
         return out
-    data = _cached(data_root(data_dir), key, signature, build)
+    data = cached(data_root(data_dir), key, signature, build)
     return LabeledData(*data["train"], *data["test"], listed["train"][0])

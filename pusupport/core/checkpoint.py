@@ -22,7 +22,7 @@ RUNTIME_FIELDS = ("progress", "checkpoint_dir", "checkpoint_every", "device", "s
 def code_version() -> str:
     """A hash of pusupport's source: a checkpoint from other code is not resumed."""
     digest = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.rglob("*.py")):
+    for path in sorted(Path(__file__).parents[1].rglob("*.py")):
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 

@@ -8,76 +8,17 @@ decodes once, and caches the decoded tensors under ``<data_dir>/cache``.
 from __future__ import annotations
 
 import gzip
-import os
 import pickle
 import shutil
-import tempfile
-import warnings
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from .data import LabeledData, PUData, from_arrays, make_pu, resolve_classes  # noqa: F401 (re-exported)
-from .sparse import SparseRows
-
-ENV_VAR = "PUSUPPORT_DATA"
-CACHE_VERSION = 1
-
-
-def data_root(data_dir=None) -> Path:
-    """The data directory: ``data_dir``, else $PUSUPPORT_DATA, else ~/.cache/pusupport."""
-    root = data_dir or os.environ.get(ENV_VAR) or Path.home() / ".cache" / "pusupport"
-    return Path(root).expanduser()
-
-
-class DatasetNotFoundError(FileNotFoundError):
-    """A data set is neither on disk nor downloadable; the message says how to provide it."""
-
-    def __init__(self, name: str, root: Path, looked_for: list[str], how: str, reason: str = ""):
-        where = "\n".join(f"  - {root / p}" for p in looked_for)
-        super().__init__(
-            f"{name} was not found{': ' + reason if reason else ''}.\nLooked for:\n{where}\n"
-            f"Provide it in one of three ways:\n"
-            f"  1. with internet access, call with download=True (the default) to fetch {how};\n"
-            f"  2. pass data_dir=<folder> (papermill: -p data_dir <folder>) to a folder holding one "
-            f"of the layouts above;\n"
-            f"  3. set the environment variable {ENV_VAR}=<folder>.")
-
-
-# ---------------------------------------------------------------- caching
-
-def _cache_path(root: Path, key: str) -> Path:
-    return root / "cache" / f"{key}.pt"
-
-
-def _cached(root: Path, key: str, signature: dict, build):
-    """Load ``key`` from the cache if it is complete and matches ``signature``; else rebuild.
-
-    The file is written atomically; a corrupt, partial or stale cache is rebuilt.
-    """
-    path = _cache_path(root, key)
-    if path.exists():
-        try:
-            blob = torch.load(path, weights_only=False)
-            if blob.get("version") == CACHE_VERSION and blob.get("signature") == signature:
-                return blob["data"]
-            warnings.warn(f"cache {path} is stale; rebuilding it", stacklevel=3)
-        except Exception as err:   # a truncated or corrupt file
-            warnings.warn(f"cache {path} is unreadable ({type(err).__name__}); rebuilding it",
-                          stacklevel=3)
-    data = build()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.close(fd)
-    try:
-        torch.save({"version": CACHE_VERSION, "signature": signature, "data": data}, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-    return data
-
+from ..core.problem import LabeledData, PUData, make_pu
+from ..core.sparse import SparseRows
+from .files import DatasetNotFoundError, cached, data_root, fetch_official
+from .images import load_image_folder
 
 # ---------------------------------------------------------------- CIFAR
 
@@ -85,12 +26,6 @@ CIFAR10_POSITIVE = ["airplane", "automobile", "ship", "truck"]
 CIFAR100_POSITIVE = ["aquatic_mammals", "fish", "insects", "large_carnivores",
                      "large_omnivores_and_herbivores", "medium_mammals",
                      "non-insect_invertebrates", "people", "reptiles", "small_mammals"]
-
-
-def load_image_folder(path, image_size=None, data_dir=None, skip_unreadable: bool = False):
-    """See :func:`pusupport.images.load_image_folder` (re-exported here)."""
-    from .images import load_image_folder as load
-    return load(path, image_size, data_dir, skip_unreadable)
 
 
 def _unpickle(path: Path) -> dict:
@@ -115,7 +50,7 @@ def load_cifar10(data_dir=None, download: bool = True) -> LabeledData:
             return load_image_folder(root / name, data_dir=root)
     official = root / "cifar-10-batches-py"
     if not official.is_dir() and download:
-        _download(lambda where: __import__("torchvision").datasets.CIFAR10(where, download=True),
+        fetch_official(lambda where: __import__("torchvision").datasets.CIFAR10(where, download=True),
                   "CIFAR-10", root, ["cifar-10-batches-py/", "cifar10-jpeg/{train,test}/<class>/*"])
     if not official.is_dir():
         raise DatasetNotFoundError("CIFAR-10", root, ["cifar-10-batches-py/",
@@ -137,7 +72,7 @@ def load_cifar100(data_dir=None, download: bool = True) -> LabeledData:
         return load_image_folder(root / "cifar100", data_dir=root)
     official = root / "cifar-100-python"
     if not official.is_dir() and download:
-        _download(lambda where: __import__("torchvision").datasets.CIFAR100(where, download=True),
+        fetch_official(lambda where: __import__("torchvision").datasets.CIFAR100(where, download=True),
                   "CIFAR-100", root, ["cifar-100-python/{train,test,meta}",
                                       "cifar100/{train,test}/<superclass>/*"])
     if not (official / "train").exists():
@@ -148,25 +83,6 @@ def load_cifar100(data_dir=None, download: bool = True) -> LabeledData:
     train = _cifar_pickles(official, ["train"], "coarse_labels")
     test = _cifar_pickles(official, ["test"], "coarse_labels")
     return LabeledData(*train, *test, list(classes))
-
-
-def _download(fetch, name, root, looked_for):
-    """``fetch(folder)`` into a temporary folder, then move what arrived into ``root``:
-    a failed download (no internet, DNS, HTTP error) creates nothing and raises
-    :class:`DatasetNotFoundError`."""
-    tmp = Path(tempfile.mkdtemp(prefix="pusupport-download-"))
-    try:
-        result = fetch(tmp)
-        root.mkdir(parents=True, exist_ok=True)
-        for item in tmp.iterdir():
-            if not (root / item.name).exists():
-                shutil.move(str(item), str(root / item.name))
-        return result
-    except Exception as err:
-        raise DatasetNotFoundError(name, root, looked_for, "the official files",
-                                   f"the download failed ({type(err).__name__}: {err})") from err
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
 
 
 # ---------------------------------------------------------------- Fashion-MNIST
@@ -191,7 +107,7 @@ def load_fashion_mnist(data_dir=None, download: bool = True) -> LabeledData:
                 shutil.copyfileobj(src, dst)
     have = all((raw / f).exists() for f in FASHION_MNIST_FILES)
     if not have and download:
-        _download(lambda where: FashionMNIST(where, download=True), "Fashion-MNIST", root,
+        fetch_official(lambda where: FashionMNIST(where, download=True), "Fashion-MNIST", root,
                   [f"FashionMNIST/raw/{f}" for f in FASHION_MNIST_FILES])
         have = True
     if not have:
@@ -230,7 +146,7 @@ def load_20news(data_dir=None, download: bool = True, max_features: int | None =
         signature = {"path": "sklearn", "max_features": max_features}
 
         def read():
-            return _download(lambda where: {s: fetch_20newsgroups(data_home=str(where), subset=s,
+            return fetch_official(lambda where: {s: fetch_20newsgroups(data_home=str(where), subset=s,
                                                                   shuffle=False, download_if_missing=True)
                                             for s in ("train", "test")},
                              "20 Newsgroups", root, ["20news-bydate-train/<group>/*"])
@@ -249,7 +165,7 @@ def load_20news(data_dir=None, download: bool = True, max_features: int | None =
         return {"train": (SparseRows.from_scipy(x_train), torch.tensor(raw["train"].target)),
                 "test": (SparseRows.from_scipy(x_test), torch.tensor(raw["test"].target)),
                 "classes": list(raw["train"].target_names)}
-    data = _cached(root, f"20news-{max_features or 'all'}", signature, build)
+    data = cached(root, f"20news-{max_features or 'all'}", signature, build)
     return LabeledData(*data["train"], *data["test"], data["classes"])
 
 

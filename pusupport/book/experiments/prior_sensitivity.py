@@ -6,10 +6,10 @@ from dataclasses import replace
 
 import pandas as pd
 
-from ..config import Settings
+from ...core.config import Settings
 from ..pages import Page
 from ..paper import PRIOR_ESTIMATION
-from ..progress import progress
+from ...core.progress import progress
 from ..runs import data_for, run_methods
 
 
@@ -20,9 +20,9 @@ def estimate_priors(page: Page, datasets=("synthetic", "cifar10", "20news", "fas
     set that is not available gets a row saying so, and a degenerate P-vs-U classifier a
     note in its rows (instead of a warning).
     """
-    from ..datasets import DatasetNotFoundError
+    from ...data.datasets import DatasetNotFoundError
     from ..pages import page_settings
-    from ..prior import estimate_prior
+    from ...apps.prior import estimate_prior
     rows = []
     for name in progress(datasets, desc="prior estimates"):
         table = PRIOR_ESTIMATION[name]["smoke" if page.profile == "smoke" else "paper"]

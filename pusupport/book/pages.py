@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from .config import DRY_RUN_ROWS, ConfigError, Settings, TrainConfig, merge, section_of, sectioned
+from ..core.config import DRY_RUN_ROWS, ConfigError, Settings, TrainConfig, merge, section_of, sectioned
 from .paper import CPU_DATASET, NOT_IN_PAPER, PAGE_CHANGES, PAPER, PROFILE_CHANGES, PROFILES
 from .records import save_results
-from .runtime import resolve, resolve_device
+from ..core.runtime import resolve, resolve_device
 
 COMMON = {"profile": str, "device": str, "seeds": (list, type(None)), "data_dir": (str, type(None)),
           "output_dir": str, "dry_run": int}

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import torch
 
-from .config import ModelConfig
-from .models import build_model, predict
+from ..core.config import ModelConfig
+from ..core.models import build_model, predict
 
 FORMAT = "pusupport-model/1"
 
@@ -60,7 +60,7 @@ class SavedModel:
 def save_model(path, model: torch.nn.Module, spec: ModelConfig, input_shape, preprocessing: dict,
                prior: float, method: str = "aapu", classes=(), positive_classes=()) -> Path:
     """Write a :class:`SavedModel` to ``path`` (atomically)."""
-    from .checkpoint import save
+    from ..core.checkpoint import save
     path = Path(path)
     save(path, {"format": FORMAT, "state": {k: v.cpu() for k, v in model.state_dict().items()},
                 "spec": asdict(spec), "input_shape": list(input_shape), "preprocessing": preprocessing,

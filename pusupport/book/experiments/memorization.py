@@ -5,11 +5,11 @@ from __future__ import annotations
 import pandas as pd
 import torch
 
-from ..data import as_features, flip_labels, resolve_classes, supervised
-from ..datasets import CIFAR10_POSITIVE, LabeledData
+from ...core.problem import as_features, flip_labels, resolve_classes, supervised
+from ...data.datasets import CIFAR10_POSITIVE, LabeledData
 from ..pages import Page
-from ..progress import progress
-from ..training import train
+from ...core.progress import progress
+from ...core.training import train
 
 
 def random_rows(n: int, *tensors, seed: int = 0):

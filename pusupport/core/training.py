@@ -17,7 +17,7 @@ import torch
 
 from . import checkpoint
 from .config import DRY_RUN_ROWS, TrainConfig, merge
-from .data import PUData
+from .problem import PUData
 from .members import SingleModel, StackedModels
 from .methods import get_method
 from .metrics import roc_auc, zero_one_error

@@ -6,9 +6,9 @@ from dataclasses import replace
 import pandas as pd
 
 from . import cluster
-from .methods import get_method
+from ..core.methods import get_method
 from .pages import Page
-from .progress import progress
+from ..core.progress import progress
 
 
 def data_for(page: Page, **changes):
@@ -18,9 +18,9 @@ def data_for(page: Page, **changes):
     :class:`~pusupport.datasets.DatasetNotFoundError` at once when the data set is
     neither on disk nor downloadable.
     """
-    from .config import merge
-    from .data import synthetic
-    from .datasets import DATASETS, make_pu
+    from ..core.config import merge
+    from ..data.synthetic import synthetic
+    from ..data.datasets import DATASETS, make_pu
     data = merge(page.settings.data, changes, "data")
     if page.dataset == "synthetic":
         opts = data.kwargs("n_labeled", "n_unlabeled", "n_test")
@@ -43,9 +43,9 @@ def run_methods(page: Page, methods, make_data, group: str | None = None, **over
     (:func:`pusupport.cluster.fan_out`), on the same data and seeds.
     Returns the tidy history of all runs.
     """
-    from .members import check_stackable
-    from .stacking import NotStackable
-    from .training import train, train_seeds
+    from ..core.members import check_stackable
+    from ..core.stacking import NotStackable
+    from ..core.training import train, train_seeds
     if not isinstance(methods, dict):
         methods = {m: {"method": m} for m in methods}
     configs = {}

@@ -60,7 +60,7 @@ def loss_histograms(panels: dict, u_truth, top_k: int, bins: int = 100):
     matched with those rows' labels. Under each panel: purity of the
     ``top_k`` largest-loss U points.
     """
-    from .selection import top_k_purity
+    from ..core.selection import top_k_purity
     epochs = sorted({e for p in panels.values() for e in p["losses"]})
     fig, axes = plt.subplots(len(panels), len(epochs), figsize=(3.6 * len(epochs), 2.9 * len(panels)),
                              squeeze=False)
@@ -87,7 +87,7 @@ def selection_scatter(x_u, u_truth, losses, ks=(200, 300, 400)):
     """Synthetic U points with the ``k`` largest-loss ones marked, against x₂ = sin(x₁)."""
     import numpy as np
 
-    from .selection import top_losses
+    from ..core.selection import top_losses
     x, positive = x_u.cpu().numpy(), (u_truth > 0).cpu().numpy()
     grid = np.linspace(0, 10, 400)
     fig, axes = plt.subplots(1, len(ks), figsize=(4.6 * len(ks), 3.8), sharey=True)

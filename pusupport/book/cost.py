@@ -40,10 +40,10 @@ import pandas as pd
 import torch
 from torch import nn
 
-from .config import ModelConfig, Settings, TrainConfig, merge
-from .methods import get_method
-from .models import SparseLinear, build_model
-from .own import train_config
+from ..core.config import ModelConfig, Settings, TrainConfig, merge
+from ..core.methods import get_method
+from ..core.models import SparseLinear, build_model
+from ..apps.own import train_config
 from .pages import PAGES, page_settings
 from .paper import OWN_DATA_ESTIMATOR, PAGE_CHANGES, PRIOR_ESTIMATION
 
@@ -57,7 +57,7 @@ IMAGES = {"cifar10": (50_000, 10_000, (3, 32, 32)), "cifar100": (50_000, 10_000,
 NEWS = (11_314, 7_532, {None: (130_107, 158), 20_000: (20_000, 141)})
 #: Pages that train nothing (left out of the table).
 NO_TRAINING = ("introduction", "summary")
-BOOK_PAGES = Path(__file__).resolve().parents[1] / "book" / "pages.json"
+BOOK_PAGES = Path(__file__).resolve().parents[2] / "book" / "pages.json"
 
 
 @dataclass(frozen=True)

@@ -139,11 +139,11 @@ def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, **overrides) -> di
     Elkan–Noto's probabilities are those of the actual P : U ratio, σ(g + log(n_p/n_u)). Returns
     ``{"BBE": PriorEstimate, "Elkan-Noto": PriorEstimate}``.
     """
-    from .config import TrainConfig, merge
-    from .data import supervised
-    from .models import predict
-    from .runtime import resolve
-    from .training import train
+    from ..core.config import TrainConfig, merge
+    from ..core.problem import supervised
+    from ..core.models import predict
+    from ..core.runtime import resolve
+    from ..core.training import train
     if len(x_p) < 2 or len(x_u) < 2:
         raise ValueError("need at least two labelled positives and two unlabelled points "
                          "(half of each trains the P-vs-U classifier, half is scored)")
