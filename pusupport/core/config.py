@@ -175,6 +175,10 @@ class TrainConfig:
             return list(epochs)
         return [e for e in epochs if self.steps_in(e) or e in self.record_u_losses]
 
+    def selects_at(self, epoch: int) -> bool:
+        """Whether S grows after ``epoch`` (a selecting method, from ``select_from`` on)."""
+        return METHODS[self.method].selects and self.n_select > 0 and epoch >= self.select_from
+
     def evaluates_at(self, epoch: int) -> bool:
         """Whether the test set is scored after ``epoch`` (a dry run: its last epoch only)."""
         if self.dry_run:

@@ -35,15 +35,29 @@ class SingleModel:
     def parameters(self) -> list[torch.Tensor]:
         return list(self.model.parameters())
 
-    def batch_scores(self, batch):
-        """Training-mode scores (1, B) of a batch [(P, U, S indices)]; sizes; S mask (None)."""
+    def batch_inputs(self, batch):
+        """The rows of a batch [(P, U, S indices)]: (inputs, sizes, S mask (None), U indices (1, b_u))."""
         (bp, bu, bs), = batch
         d = self.data
-        x = as_model_input(cat_rows([d.x_p[bp], d.x_u[bu], d.x_u[bs]]))
+        return cat_rows([d.x_p[bp], d.x_u[bu], d.x_u[bs]]), [len(bp), len(bu), len(bs)], None, bu[None]
+
+    def train_scores(self, x) -> torch.Tensor:
+        """Training-mode scores (1, B) of rows ``x``."""
+        x = as_model_input(x)
         if self.channels_last:
             x = x.contiguous(memory_format=torch.channels_last)
         self.model.train()
-        return self.forward(x)[None], [len(bp), len(bu), len(bs)], None
+        return self.forward(x)[None]
+
+    def member_view(self, x) -> torch.Tensor:
+        """Rows (B, …) as (1, B, …), the layout a method sees."""
+        if not torch.is_tensor(x):
+            raise TypeError("this method needs the batch's inputs, which are sparse rows here: "
+                            "use a method that needs only the scores")
+        return x[None]
+
+    def train_scores_of_view(self, x: torch.Tensor) -> torch.Tensor:
+        return self.train_scores(x[0])
 
     def scores(self, part: str, batch_size: int, amp: bool, rows: int | None = None) -> torch.Tensor:
         """Eval-mode scores (1, N) of ``part`` ("x_p", "x_u" or "x_test"), or of its first ``rows``."""
@@ -136,16 +150,27 @@ class StackedModels:
     def parameters(self) -> list[torch.Tensor]:
         return self.net.parameters()
 
-    def batch_scores(self, batch):
-        """Training-mode scores (K, B) of one batch per member; sizes; the S padding mask."""
+    def batch_inputs(self, batch):
+        """One batch per member: (inputs (K, B, …), sizes, the S padding mask, U indices (K, b_u))."""
         bp, bu = torch.stack([b[0] for b in batch]), torch.stack([b[1] for b in batch])
         bs, s_mask = _pad([b[2] for b in batch], self.device)
-        rows = [len(b[0]) + len(b[1]) + len(b[2]) for b in batch]          # known on the host
         x_p, x_u, k = self.data["x_p"], self.data["x_u"], self.members
-        x = torch.cat([x_p[k, bp], x_u[k, bu], x_u[k, bs]], 1)
-        mask = None if s_mask is None else torch.cat(
+        self._rows = [len(b[0]) + len(b[1]) + len(b[2]) for b in batch]       # known on the host
+        self._mask = None if s_mask is None else torch.cat(
             [torch.ones(self.K, bp.shape[1] + bu.shape[1], device=self.device), s_mask], 1)
-        return self.forward(x, mask, rows=rows), [bp.shape[1], bu.shape[1], bs.shape[1]], s_mask
+        x = torch.cat([x_p[k, bp], x_u[k, bu], x_u[k, bs]], 1)
+        return x, [bp.shape[1], bu.shape[1], bs.shape[1]], s_mask, bu
+
+    def train_scores(self, x: torch.Tensor) -> torch.Tensor:
+        """Training-mode scores (K, B) of the batch's inputs (padded rows masked)."""
+        return self.forward(x, self._mask, rows=self._rows)
+
+    def member_view(self, x: torch.Tensor) -> torch.Tensor:
+        return x
+
+    def train_scores_of_view(self, x: torch.Tensor) -> torch.Tensor:
+        """Training-mode scores (K, B) of other inputs (K, B, …), every row real."""
+        return self.forward(x)
 
     def scores(self, part: str, batch_size: int, amp: bool, rows: int | None = None) -> torch.Tensor:
         return self.net.scores(self.data[part][:, :rows], batch_size, amp)

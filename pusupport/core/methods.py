@@ -1,50 +1,110 @@
-"""The methods the book trains, each written once: its risk, whether it grows a
-selected set S (Algorithm 1, lines 7–9), and whether K seeds can share one stacked
-network (:mod:`pusupport.stacking`)."""
+"""The method contract and the registry of methods the book trains.
+
+A :class:`Method` sees one mini-batch as a :class:`Batch` — the scores of its P, U and
+S rows, the inputs behind them, U's indices, the members (for a second forward pass)
+and the method's own per-member state — and returns a :class:`~pusupport.core.risks.Risk`.
+Optional hooks set up that state and run between epochs (:class:`EpochEnd`); aaPU's
+selection (Algorithm 1, lines 7–9) is one. A method also owns its label, its colour
+and its cost per trained row. Add one with :func:`register`: the loop does not change.
+"""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
 
+import torch
+
 from .risks import Risk, aapu_risk, naive_risk, nnpu_risk, pn_risk, upu_risk
+
+
+@dataclass
+class Batch:
+    """One mini-batch as a method sees it; every tensor has a leading member dimension K.
+
+    ``g_p``, ``g_u``, ``g_s``: training-mode scores (K, n) in float32; ``s_mask``: 1 for
+    real S entries when S batches are padded (else None); ``index_u``: (K, b_u) indices
+    into U of the U rows; ``state``: the method's per-member tensors (:attr:`Method.init_state`).
+    :meth:`inputs` and :meth:`forward` give the batch's inputs and a second forward pass.
+    """
+
+    g_p: torch.Tensor
+    g_u: torch.Tensor
+    g_s: torch.Tensor
+    s_mask: torch.Tensor | None
+    prior: float | torch.Tensor
+    config: object
+    index_u: torch.Tensor
+    state: dict
+    _inputs: Callable
+    _forward: Callable
+
+    def inputs(self) -> tuple:
+        """(x_p, x_u, x_s), each (K, n, …): the rows behind the scores (dense inputs only)."""
+        return self._inputs()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """Training-mode scores (K, B) in float32 of inputs (K, B, …), at the loop's precision."""
+        return self._forward(x)
+
+
+@dataclass
+class EpochEnd:
+    """What a hook sees after an epoch: the epoch, the settings, each member's selected
+    set S, the method's state, and U's losses as negatives ℓ(−g(x)) (K, n_u), scored in
+    eval mode once per epoch on first use (``-inf`` for rows a dry run leaves unscored)."""
+
+    epoch: int
+    config: object
+    selected: list
+    state: dict
+    u_losses: Callable[[], torch.Tensor]
 
 
 @dataclass(frozen=True)
 class Method:
-    """``risk(g_p, g_u, g_s, prior, cfg, s_mask)`` → :class:`~pusupport.risks.Risk`.
+    """A training method.
 
+    ``risk(batch) → Risk``; ``init_state(n_u, K, device) → {name: tensor}`` (optional):
+    per-member state, checkpointed with the run; ``end_epoch(EpochEnd)`` (optional): runs
+    after each epoch's evaluation. ``selects``: grows S from ``select_from`` on (its
+    settings are then checked); ``stacks``: K seeds can share one stacked network;
     ``supervised``: the U slot holds labelled negatives (PN training), so the loop also
-    reports the error on the training labels as given (``train_error``).
+    reports the error on the training labels; ``passes``: forward-pass equivalents one
+    trained row costs (forward + backward = 3; a second forward pass adds 3).
     """
 
     name: str
+    label: str
     description: str
-    risk: Callable[..., Risk]
+    risk: Callable[[Batch], Risk]
+    color: str = "#8c564b"
     selects: bool = False
     stacks: bool = True
     supervised: bool = False
+    passes: int = 3
+    init_state: Callable | None = None
+    end_epoch: Callable | None = None
 
 
-METHODS = {m.name: m for m in (
-    Method("upu", "unbiased PU risk (Eq. 8)",
-           lambda g_p, g_u, g_s, prior, cfg, s_mask: upu_risk(g_p, g_u, prior, cfg.loss)),
-    Method("nnpu", "non-negative PU risk (Eq. 9, Kiryo et al.)",
-           lambda g_p, g_u, g_s, prior, cfg, s_mask: nnpu_risk(g_p, g_u, prior, cfg.loss,
-                                                               cfg.beta, cfg.gamma)),
-    Method("aapu", "nnPU whose positive risk also counts S (§3.3)",
-           lambda g_p, g_u, g_s, prior, cfg, s_mask: aapu_risk(g_p, g_u, g_s, prior, cfg.loss,
-                                                               cfg.beta, cfg.gamma, s_mask,
-                                                               cfg.s_weight),
-           selects=True),
-    # S joins P everywhere; its concatenation of P and S scores cannot take padded S batches.
-    Method("naive", "ablation: S added to the labelled positives everywhere",
-           lambda g_p, g_u, g_s, prior, cfg, s_mask: naive_risk(g_p, g_u, g_s, prior, cfg.loss,
-                                                                cfg.beta, cfg.gamma),
-           selects=True, stacks=False),
-    Method("pn", "supervised risk on ±1 labels (Eq. 1): P = +1, the U slot = −1",
-           lambda g_p, g_u, g_s, prior, cfg, s_mask: pn_risk(g_p, g_u, prior, cfg.loss),
-           supervised=True),
-)}
+def grow_selection(end: EpochEnd) -> None:
+    """aaPU's hook (Algorithm 1, lines 7–9): from ``select_from`` on, the ``n_select``
+    largest-loss U points of each member join its S."""
+    cfg = end.config
+    if cfg.selects_at(end.epoch):
+        losses = end.u_losses()
+        for k, selected in enumerate(end.selected):
+            selected.update(losses[k], cfg.n_select, end.epoch)
+
+
+METHODS: dict[str, Method] = {}
+
+
+def register(method: Method) -> Method:
+    """Add ``method`` to :data:`METHODS` (a name already taken is an error)."""
+    if method.name in METHODS:
+        raise ValueError(f"a method called {method.name!r} is already registered")
+    METHODS[method.name] = method
+    return method
 
 
 def get_method(name: str) -> Method:
@@ -53,3 +113,23 @@ def get_method(name: str) -> Method:
         return METHODS[name]
     except KeyError:
         raise ValueError(f"unknown method {name!r}: use one of {list(METHODS)}") from None
+
+
+register(Method("upu", "uPU", "unbiased PU risk (Eq. 8)", color="#7f7f7f",
+                risk=lambda b: upu_risk(b.g_p, b.g_u, b.prior, b.config.loss)))
+register(Method("nnpu", "nnPU", "non-negative PU risk (Eq. 9, Kiryo et al.)", color="#1f77b4",
+                risk=lambda b: nnpu_risk(b.g_p, b.g_u, b.prior, b.config.loss, b.config.beta,
+                                         b.config.gamma)))
+register(Method("aapu", "aaPU", "nnPU whose positive risk also counts S (§3.3)", color="#d62728",
+                risk=lambda b: aapu_risk(b.g_p, b.g_u, b.g_s, b.prior, b.config.loss, b.config.beta,
+                                         b.config.gamma, b.s_mask, b.config.s_weight),
+                selects=True, end_epoch=grow_selection))
+# S joins P everywhere; its concatenation of P and S scores cannot take padded S batches.
+register(Method("naive", "S added to P everywhere",
+                "ablation: S added to the labelled positives everywhere", color="#9467bd",
+                risk=lambda b: naive_risk(b.g_p, b.g_u, b.g_s, b.prior, b.config.loss,
+                                          b.config.beta, b.config.gamma),
+                selects=True, stacks=False, end_epoch=grow_selection))
+register(Method("pn", "PN", "supervised risk on ±1 labels (Eq. 1): P = +1, the U slot = −1",
+                color="#17becf", risk=lambda b: pn_risk(b.g_p, b.g_u, b.prior, b.config.loss),
+                supervised=True))

@@ -19,7 +19,7 @@ from . import checkpoint
 from .config import DRY_RUN_ROWS, TrainConfig, merge
 from .problem import PUData
 from .members import SingleModel, StackedModels
-from .methods import get_method
+from .methods import Batch, EpochEnd, get_method
 from .metrics import roc_auc, zero_one_error
 from .models import full_precision
 from .progress import progress
@@ -30,21 +30,25 @@ __all__ = ["TrainConfig", "RunResult", "train", "train_seeds", "fit", "resolve_d
            "stratified_batches"]
 
 
+def n_batches(n_p: int, n_u: int, batch_size: int) -> int:
+    """Mini-batches an epoch: ⌈(n_p + n_u)/batch_size⌉, capped at n_p so that every batch
+    has a labelled positive (the loop's rule, also the cost model's)."""
+    return max(1, min(n_p, math.ceil((n_p + n_u) / batch_size)))
+
+
 def stratified_batches(n_p: int, n_u: int, s_index: torch.Tensor, batch_size: int,
                        gen: torch.Generator):
     """Shuffle P, U and S and cut each into the same number of mini-batches.
 
     Every batch then holds P, U and S in the proportions of the whole set
-    (Algorithm 1, line 3). The number of batches is ⌈(n_p + n_u)/batch_size⌉,
-    capped at n_p so that every batch has a labelled positive. Indices are drawn on
-    ``gen``'s device.
+    (Algorithm 1, line 3), :func:`n_batches` of them. Indices are drawn on ``gen``'s device.
     """
-    n_batches = max(1, min(n_p, math.ceil((n_p + n_u) / batch_size)))
+    n = n_batches(n_p, n_u, batch_size)
     dev = gen.device
-    p = torch.randperm(n_p, generator=gen, device=dev).tensor_split(n_batches)
-    u = torch.randperm(n_u, generator=gen, device=dev).tensor_split(n_batches)
+    p = torch.randperm(n_p, generator=gen, device=dev).tensor_split(n)
+    u = torch.randperm(n_u, generator=gen, device=dev).tensor_split(n)
     s_index = s_index.to(dev)
-    s = s_index[torch.randperm(len(s_index), generator=gen, device=dev)].tensor_split(n_batches)
+    s = s_index[torch.randperm(len(s_index), generator=gen, device=dev)].tensor_split(n)
     return list(zip(p, u, s))
 
 
@@ -121,24 +125,31 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
     selected = [SelectedSet(len(d.x_u), d.u_in_p.to(device), d.u_truth.to(device),
                             cfg.allow_repick) for d in datas]
     n_p, n_u, n_test = len(datas[0].x_p), len(datas[0].x_u), len(datas[0].x_test)
+    state = method.init_state(n_u, K, device) if method.init_state else {}
     y_test = torch.stack([d.y_test.to(device) for d in datas])
     rows, u_losses, first, offset = [[] for _ in seeds], [{} for _ in seeds], 1, 0.0
     if cfg.checkpoint_dir:
         path, identity = checkpoint.path_for(cfg, seeds), checkpoint.fingerprint(cfg, datas, seeds)
-        state = checkpoint.load(path, identity)
-        if state is not None:
-            members.load_state_dict(state["members"])
-            opt.load_state_dict(state["optimizer"])
-            members.set_rng_state(state["rng"]["members"])
-            for sel, s, g, r in zip(selected, state["selected"], batch_gens, state["rng"]["batches"]):
+        saved = checkpoint.load(path, identity)
+        if saved is not None:
+            members.load_state_dict(saved["members"])
+            opt.load_state_dict(saved["optimizer"])
+            members.set_rng_state(saved["rng"]["members"])
+            for sel, s, g, r in zip(selected, saved["selected"], batch_gens, saved["rng"]["batches"]):
                 sel.load_state_dict(s)
                 g.set_state(r)
-            rows, u_losses, first = state["history"], state["u_losses"], state["epoch"] + 1
+            state = {k: v.to(device) for k, v in saved["method_state"].items()}
+            rows, u_losses, first = saved["history"], saved["u_losses"], saved["epoch"] + 1
             offset = rows[0][-1]["wall_time"]
     start = time.perf_counter() - offset
     label = f"{cfg.method} seed {seeds[0]}" if K == 1 else f"{cfg.method} × {K} seeds"
     bar = progress(cfg.visited_epochs(first), cfg.progress, desc=label, leave=False)
     rows_scored = DRY_RUN_ROWS if cfg.dry_run else None
+
+    def scores(x):                           # a method's second forward pass
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
+            return full_precision(members.train_scores_of_view(x))
+
     for epoch in bar:
         lr = cfg.lr_at(epoch)
         for group in opt.param_groups:
@@ -149,11 +160,12 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
         sums = torch.zeros(K, 4, device=device)
         steps = list(zip(*per_member))[:cfg.steps_in(epoch)]
         for batch in steps:
+            x, sizes, s_mask, index_u = members.batch_inputs(batch)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
-                g, sizes, s_mask = members.batch_scores(batch)
-                g = full_precision(g)
+                g = full_precision(members.train_scores(x))
             g_p, g_u, g_s = g.split(sizes, 1)
-            risk = method.risk(g_p, g_u, g_s, members.prior, cfg, s_mask)
+            risk = method.risk(Batch(g_p, g_u, g_s, s_mask, members.prior, cfg, index_u, state,
+                                     lambda x=x: members.member_view(x).split(sizes, 1), scores))
             opt.zero_grad(set_to_none=True)
             risk.objective.sum().backward()
             opt.step()
@@ -175,17 +187,13 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
                 g_n = members.scores("x_u", cfg.eval_batch_size, amp, rows_scored)
                 wrong = (g_p <= 0).sum(1) + (g_n > 0).sum(1)
                 train_errors = (wrong.double() / (g_p.shape[1] + g_n.shape[1])).tolist()
-        selecting = method.selects and epoch >= cfg.select_from and cfg.n_select > 0
-        if selecting or epoch in cfg.record_u_losses:
-            scored = negative_losses(members.scores("x_u", cfg.eval_batch_size, amp, rows_scored),
-                                     cfg.selection_loss)
-            losses = torch.full((K, n_u), -math.inf, device=device)    # unscored: never picked
-            losses[:, :scored.shape[1]] = scored
+        scored = _UScores(members, cfg, amp, rows_scored, n_u, device)
+        if epoch in cfg.record_u_losses:
+            losses = scored()
             for k in range(K):
-                if epoch in cfg.record_u_losses:
-                    u_losses[k][epoch] = scored[k].cpu()           # U's first rows in a dry run
-                if selecting:
-                    selected[k].update(losses[k], cfg.n_select, epoch)
+                u_losses[k][epoch] = losses[k, :scored.n].cpu()      # U's first rows in a dry run
+        if method.end_epoch:
+            method.end_epoch(EpochEnd(epoch, cfg, selected, state, scored))
         wall = time.perf_counter() - start
         for k, seed in enumerate(seeds):
             rows[k].append({**_epoch_row(cfg, seed, epoch, lr, means[k], metrics[k], selected[k],
@@ -196,6 +204,25 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
                 "fingerprint": identity, "epoch": epoch, "members": members.state_dict(),
                 "optimizer": opt.state_dict(), "selected": [s.state_dict() for s in selected],
                 "rng": {"members": members.rng_state(), "batches": [g.get_state() for g in batch_gens]},
-                "history": rows, "u_losses": u_losses})
+                "method_state": state, "history": rows, "u_losses": u_losses})
     return [RunResult(pd.DataFrame(r), model, sel, replace(cfg, seed=s), u)
             for r, model, sel, s, u in zip(rows, members.models(), selected, seeds, u_losses)]
+
+
+class _UScores:
+    """U's losses as negatives (K, n_u) after an epoch, scored once on first call; a dry
+    run scores U's first rows (``n``) and leaves the others at ``-inf`` (never picked)."""
+
+    def __init__(self, members, cfg, amp, rows, n_u, device):
+        self.members, self.cfg, self.amp, self.rows, self.n_u, self.device = (
+            members, cfg, amp, rows, n_u, device)
+        self.losses, self.n = None, None
+
+    def __call__(self) -> torch.Tensor:
+        if self.losses is None:
+            scored = negative_losses(self.members.scores("x_u", self.cfg.eval_batch_size, self.amp,
+                                                         self.rows), self.cfg.selection_loss)
+            self.n = scored.shape[1]
+            self.losses = torch.full((len(scored), self.n_u), -math.inf, device=self.device)
+            self.losses[:, :self.n] = scored
+        return self.losses
