@@ -56,7 +56,7 @@ book: setup data
 	  --workers $(WORKERS) --data-dir $(DATA_DIR) --book-dir book --output-dir results
 	@echo "book: $(CURDIR)/book/_build/html/index.html"
 
-# Unit tests, then every page in the `smoke` profile and a book build, then the
+# The layers and the import graph (import-linter: pyproject.toml), unit tests, then every page in the `smoke` profile and a book build, then the
 # checks on that build (tests marked `book`: one builds the pages again with Ray, and
 # must get the same results) and nbval on the executed pages. The pages run one thread
 # per process, as each Ray task does: a convolution's gradients differ in the last bits
@@ -66,6 +66,7 @@ test: export TQDM_DISABLE = 1
 test: export PUSUPPORT_DATA = $(DATA_DIR)
 test: export SMOKE_BOOK = $(CURDIR)/$(SMOKE)
 test: setup data
+	$(BIN)/lint-imports
 	$(PY) -m pytest -m "not book" tests
 	rm -rf $(SMOKE)
 	$(ONE_THREAD) $(PY) book/execute.py --profile smoke --data-dir $(DATA_DIR) --book-dir $(SMOKE) \

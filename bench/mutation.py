@@ -25,12 +25,12 @@ ROOT = Path(__file__).resolve().parent.parent
 MUTMUT = Path(sys.executable).parent / "mutmut"
 #: Modules mutated together, and the tests that must kill their mutants.
 GROUPS = [
-    (["pusupport/risks.py", "pusupport/losses.py"], ["tests/test_risks.py"]),
-    (["pusupport/selection.py"], ["tests/test_selection.py"]),
-    (["pusupport/metrics.py"], ["tests/test_metrics.py"]),
-    (["pusupport/checkpoint.py"], ["tests/test_checkpoint_unit.py"]),
-    (["pusupport/records.py", "pusupport/claims.py"], ["tests/test_claims.py"]),
-    (["pusupport/verdicts.py"], ["tests/test_verdicts.py"]),
+    (["pusupport/core/risks.py", "pusupport/core/losses.py"], ["tests/test_risks.py"]),
+    (["pusupport/core/selection.py"], ["tests/test_selection.py"]),
+    (["pusupport/core/metrics.py"], ["tests/test_metrics.py"]),
+    (["pusupport/core/checkpoint.py"], ["tests/test_checkpoint_unit.py"]),
+    (["pusupport/book/records.py", "pusupport/book/claims.py"], ["tests/test_claims.py"]),
+    (["pusupport/book/verdicts.py"], ["tests/test_verdicts.py"]),
 ]
 #: mutmut's exit codes (mutmut.stats.status_by_exit_code) as counted here; any other
 #: outcome (suspicious, segfault, not checked) counts as survived.

@@ -3,7 +3,8 @@ README's cost table is the one the code computes."""
 from pathlib import Path
 
 from pusupport.core.config import ModelConfig, TrainConfig
-from pusupport.book.cost import Data, Run, cost_table, forward_flops, markdown, page_cost, run_flops, run_memory
+from pusupport.book.cost import Data, Run, forward_flops, markdown, run_flops, run_memory
+from pusupport.book.plans import cost_table, page_cost
 from pusupport.book.paper import PAGE_CHANGES
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,4 +70,4 @@ def test_peak_memory_adam_state_on_a_tiny_model():
 def test_readme_cost_table_is_current():
     table = markdown(cost_table())
     assert table in (ROOT / "README.md").read_text(), \
-        f"README's cost table is stale: paste `python -m pusupport.book.cost`:\n{table}"
+        f"README's cost table is stale: paste `python -m pusupport.book.plans`:\n{table}"

@@ -13,13 +13,7 @@ from pusupport.core.training import TrainConfig, train, train_seeds
 SEEDS = [0, 1, 2]
 
 
-@pytest.fixture(autouse=True)
-def float64():
-    """Compare in double precision, so that rounding cannot flip an nnPU branch or a pick."""
-    old = torch.get_default_dtype()
-    torch.set_default_dtype(torch.float64)
-    yield
-    torch.set_default_dtype(old)
+pytestmark = pytest.mark.usefixtures("float64")
 
 
 def data(seed):

@@ -4,8 +4,8 @@ FLOPs come from the layer shapes (forward hooks on one example, on the meta devi
 a Linear or Conv2d layer costs 2 FLOPs per multiply-add; BatchNorm, activations and
 pooling one FLOP per output element; Dropout and Flatten nothing. 20 Newsgroups' first
 layer is sparse and counted as ``torch.sparse.mm`` computes it, 2 FLOPs per non-zero
-input × hidden unit (not the dense 130,107 × 300). A trained row costs 3 forward
-passes (forward + backward), an evaluated or scored row 1. Per epoch of
+input × hidden unit (not the dense 130,107 × 300). A trained row costs its method's
+``passes`` forward passes (3: forward + backward), an evaluated or scored row 1. Per epoch of
 :func:`~pusupport.training.fit`: n_p + n_u + |S| trained rows; the test set when the
 epoch evaluates (for PN training also P and U, for the training error); all of U when
 aaPU selects or U's losses are recorded. |S| during epoch e is
@@ -30,22 +30,18 @@ synthetic pages' tiny MLP is bound by launches, not FLOPs).
 """
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 
 import pandas as pd
 import torch
 from torch import nn
 
-from ..core.config import ModelConfig, Settings, TrainConfig, merge
+from ..core.config import ModelConfig, TrainConfig
 from ..core.methods import get_method
 from ..core.models import SparseLinear, build_model
-from ..apps.own import train_config
-from .pages import PAGES, page_settings
-from .paper import OWN_DATA_ESTIMATOR, PAGE_CHANGES, PRIOR_ESTIMATION
+from ..core.training import n_batches
 
 GPU, PEAK_BF16, MFU = "A100 80GB", 312e12, 0.20
 THROUGHPUT = PEAK_BF16 * MFU
@@ -55,9 +51,6 @@ IMAGES = {"cifar10": (50_000, 10_000, (3, 32, 32)), "cifar100": (50_000, 10_000,
 #: 20 Newsgroups (bydate, the loader's tf-idf): training and test posts; per vocabulary
 #: size (``max_features``), the words and the mean non-zeros of a training row (measured).
 NEWS = (11_314, 7_532, {None: (130_107, 158), 20_000: (20_000, 141)})
-#: Pages that train nothing (left out of the table).
-NO_TRAINING = ("introduction", "summary")
-BOOK_PAGES = Path(__file__).resolve().parents[2] / "book" / "pages.json"
 
 
 @dataclass(frozen=True)
@@ -155,11 +148,10 @@ def run_flops(run: Run) -> float:
     method, forward = get_method(cfg.method), forward_flops(cfg.model, d.shape, d.nnz)
     rows = 0
     for epoch in range(1, cfg.epochs + 1):
-        rows += 3 * (d.n_p + d.n_u + _selected(cfg, d, epoch))
+        rows += method.passes * (d.n_p + d.n_u + _selected(cfg, d, epoch))
         if cfg.evaluates_at(epoch):
             rows += d.n_test + (d.n_p + d.n_u if method.supervised else 0)
-        selecting = method.selects and epoch >= cfg.select_from and cfg.n_select > 0
-        if selecting or epoch in cfg.record_u_losses:
+        if cfg.selects_at(epoch) or epoch in cfg.record_u_losses:
             rows += d.n_u
     return float(run.seeds * forward * (rows + run.scored))
 
@@ -168,76 +160,10 @@ def run_memory(run: Run) -> float:
     """Peak bytes of one call of the loop (``members`` seeds at once)."""
     cfg, d, k = run.cfg, run.data, run.members
     _, elements, parameters = _model(cfg.model, tuple(d.shape), d.nnz)
-    n_batches = max(1, min(d.n_p, math.ceil((d.n_p + d.n_u) / cfg.batch_size)))
-    batch = sum(math.ceil(n / n_batches) for n in (d.n_p, d.n_u, _selected(cfg, d, cfg.epochs)))
+    batches = n_batches(d.n_p, d.n_u, cfg.batch_size)
+    batch = sum(math.ceil(n / batches) for n in (d.n_p, d.n_u, _selected(cfg, d, cfg.epochs)))
     held = k * d.n_p + (1 if d.shared else k) * (d.n_u + d.n_test)
     return float(k * (4 * 4 * parameters + 2 * elements * batch) + held * d.row_bytes)
-
-
-def _estimator(cfg: TrainConfig, data: Data) -> Run:
-    """The P-vs-U classifier behind a prior estimate: trained on half of P and of U \\ P
-    (no test set), scores the other halves."""
-    p, u = data.n_p // 2, data.eligible // 2
-    half = Data(p, u, 0, 0, data.shape, data.nnz)
-    return Run(merge(cfg, {"method": "pn", "eval_every": 0}, "train"), half,
-               scored=data.n_p - p + data.eligible - u)
-
-
-def page_runs(page: str, dataset: str | None = None) -> list[Run]:
-    """The training runs of ``page`` (a notebook) at ``paper``, as its notebook makes them."""
-    if page in NO_TRAINING:
-        return []
-    if page == "own_data":     # the example: CIFAR-10 as image files (50,000 + 10,000)
-        s = Settings().merge(PAGE_CHANGES["own_data"]["paper"])
-        data = data_sizes("cifar10", s.data)
-        return [_estimator(Settings().merge(OWN_DATA_ESTIMATOR["paper"]).train, data),
-                Run(train_config(data.n_u, s.model, base=s.train), data)]
-    dataset = dataset or PAGES[page]["dataset"]
-    s, _ = page_settings(page, dataset, "paper")
-    k, grid = s.page.n_seeds, s.page
-    data = data_sizes(dataset, s.data)
-
-    def runs(methods, data=data, **changes) -> list[Run]:
-        """``methods`` over the page's seeds, stacked where run_methods stacks them."""
-        return [Run(merge(s.train, {"method": m, **changes}, "train"), data, k,
-                    k > 1 and data.nnz is None and get_method(m).stacks) for m in methods]
-
-    if page in ("synthetic", "real_data"):
-        return runs(["nnpu", "aapu"])
-    if page == "readings":            # the book's pair and each reading's changed runs
-        from .experiments.readings import plan
-        return [r for specs in plan(s.train.select_from)[1].values() for spec in specs.values()
-                for r in runs([spec["method"]], **{k: v for k, v in spec.items() if k != "method"})]
-    if page == "formulation":
-        return runs(["upu", "nnpu"])
-    if page == "adding_p":
-        more = data_sizes(dataset, merge(s.data, {"n_labeled": s.data.n_labeled + grid.extra_positives},
-                                         "data"))
-        return runs(["nnpu"]) + runs(["nnpu"], data=more)
-    if page == "memorization":        # PN, one run per noise rate and seed
-        return [Run(merge(s.train, {"method": "pn"}, "train"), data, k * len(grid.noise_rates))]
-    if page == "histograms":          # nnPU sigmoid, uPU sigmoid, nnPU logistic; one seed
-        return [Run(merge(s.train, {"method": m, "record_u_losses": grid.snapshot_epochs}, "train"),
-                    data) for m in ("nnpu", "upu", "nnpu")]
-    if page == "biased_selection":    # one nnPU up to the snapshot, then naive and aaPU
-        snapshot = grid.snapshot_epochs[0]
-        return [Run(merge(s.train, {"method": "nnpu", "epochs": snapshot,
-                                    "record_u_losses": [snapshot]}, "train"), data),
-                *runs(["naive", "aapu"])]
-    if page == "discussion":          # nnPU, the n_select grid, the select_from grid, no re-picks
-        return (runs(["nnpu"]) + [r for n in grid.n_select_grid for r in runs(["aapu"], n_select=n)]
-                + [r for e in grid.select_from_grid if e != s.train.select_from
-                   for r in runs(["aapu"], select_from=e)] + runs(["aapu"], allow_repick=False))
-    if page == "prior":               # four estimators, then nnPU and aaPU per prior (+ BBE's)
-        estimators = []
-        for name, tables in PRIOR_ESTIMATION.items():
-            table = tables["paper"]
-            paper, _ = page_settings(page, name, "paper")
-            sizes = data_sizes(name, paper.merge({"data": table.get("data", {})}).data)
-            train = Settings().merge({key: v for key, v in table.items() if key != "data"}).train
-            estimators.append(_estimator(train, sizes))
-        return estimators + runs(["nnpu", "aapu"]) * (len(grid.prior_factors) + 1)
-    raise ValueError(f"no cost model for page {page!r}: add its runs to page_runs")
 
 
 @dataclass(frozen=True)
@@ -261,27 +187,13 @@ class Cost:
                 f"{THROUGHPUT / 1e12:.0f} TFLOP/s ({MFU:.0%} of bf16 peak)")
 
 
-def page_cost(page: str, dataset: str | None = None) -> Cost:
-    """The :class:`Cost` of ``page`` (a notebook, e.g. "real_data") on ``dataset`` at ``paper``."""
-    runs = page_runs(page, dataset)
+def price(runs: list[Run], page: str = "") -> Cost:
+    """The :class:`Cost` of ``runs`` (a page's plan at ``paper``)."""
     largest = max(runs, key=run_memory)
     who = (f"{largest.cfg.method} × {largest.seeds} seeds stacked" if largest.stacked
            else f"{largest.cfg.method}, one seed")
     return Cost(page, sum(r.seeds for r in runs), sum(map(run_flops, runs)),
                 run_memory(largest), who)
-
-
-def cost_table() -> pd.DataFrame:
-    """Every page of book/pages.json that trains, in the book's order, at ``paper``."""
-    rows = []
-    for entry in json.loads(BOOK_PAGES.read_text()):
-        if entry["notebook"] in NO_TRAINING:
-            continue
-        c = page_cost(entry["notebook"], entry["parameters"].get("dataset"))
-        rows.append({"page": entry["page"], "runs": c.runs, "FLOPs": _flops(c.flops),
-                     "peak memory": _bytes(c.peak_bytes), "largest run": c.largest,
-                     f"GPU time ({GPU})": _duration(c.seconds)})
-    return pd.DataFrame(rows)
 
 
 def markdown(table: pd.DataFrame) -> str:
@@ -305,7 +217,3 @@ def _duration(seconds: float) -> str:
     if seconds >= 3600:
         return f"{seconds / 3600:.3g} h"
     return f"{seconds / 60:.3g} min" if seconds >= 60 else f"{seconds:.2g} s"
-
-
-if __name__ == "__main__":
-    print(markdown(cost_table()))

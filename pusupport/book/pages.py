@@ -16,48 +16,11 @@ from pathlib import Path
 import pandas as pd
 
 from ..core.config import DRY_RUN_ROWS, ConfigError, Settings, TrainConfig, merge, section_of, sectioned
-from .paper import CPU_DATASET, NOT_IN_PAPER, PAGE_CHANGES, PAPER, PROFILE_CHANGES, PROFILES
+from .paper import CPU_DATASET, NOT_IN_PAPER, PAPER, PROFILES
+from .settings import COMMON, NOT_IN_PAPER_PAGES, OPT_INT, PAGES, page_parameters, page_settings
+from .plans import NO_TRAINING, page_cost
 from .records import save_results
 from ..core.runtime import resolve, resolve_device
-
-COMMON = {"profile": str, "device": str, "seeds": (list, type(None)), "data_dir": (str, type(None)),
-          "output_dir": str, "dry_run": int}
-OPT_INT = (int, type(None))
-
-#: Each page: the data set whose settings it starts from, its own papermill parameters
-#: (None = "the profile decides"), whether it trains a selecting method, and the name
-#: of its results folder when it is not the page's.
-PAGES = {
-    "introduction": {"dataset": None, "parameters": {}},
-    "synthetic": {"dataset": "synthetic", "selects": True,
-                  "parameters": {"epochs": OPT_INT, "n_select": OPT_INT, "select_from": OPT_INT}},
-    "readings": {"dataset": "synthetic", "selects": True, "parameters": {"epochs": OPT_INT}},
-    "formulation": {"dataset": "synthetic", "parameters": {"epochs": OPT_INT}},
-    "adding_p": {"dataset": "cifar10", "parameters": {"epochs": OPT_INT, "extra_positives": OPT_INT}},
-    "memorization": {"dataset": "memorization", "parameters": {"epochs": OPT_INT}},
-    "histograms": {"dataset": "cifar10", "parameters": {"epochs": OPT_INT, "top_k": OPT_INT}},
-    "biased_selection": {"dataset": "synthetic", "selects": True, "parameters": {"epochs": OPT_INT}},
-    "discussion": {"dataset": "cifar10", "selects": True,
-                   "parameters": {"dataset": (str, type(None)), "epochs": OPT_INT}},
-    "prior": {"dataset": "synthetic", "selects": True, "parameters": {"epochs": OPT_INT}},
-    "own_data": {"dataset": None,
-                 "parameters": {"image_folder": (str, type(None)), "features": (str, type(None)),
-                                "label_column": (str, type(None)),
-                                "positive_classes": (list, type(None)),
-                                "image_size": (int, list, type(None)),
-                                "prior": (float, type(None)), "model": (str, dict, type(None)),
-                                "n_labeled": OPT_INT, "epochs": OPT_INT}},
-    "summary": {"dataset": None, "parameters": {}},
-    "real_data": {"dataset": "cifar10", "selects": True, "results": "real_{dataset}",
-                  "parameters": {"dataset": str, "epochs": OPT_INT, "n_select": OPT_INT,
-                                 "select_from": OPT_INT, "n_unlabeled": OPT_INT}},
-}
-
-#: Pages whose experiment the paper does not run (what they show instead).
-NOT_IN_PAPER_PAGES = {"formulation": "a short demonstration of Eqs. 8–9",
-                      "prior": "prior estimation and misspecified priors",
-                      "readings": "one reading of a choice the paper leaves open at a time",
-                      "own_data": "your own images or features"}
 
 _IPYTHON_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
 PLAIN_TYPES = (type(None), bool, int, float, str, list, tuple, dict)
@@ -135,7 +98,6 @@ class Page:
         if runtime.bf16:
             notes.append("precision: bf16 autocast, scores and risks in float32 (the paper states "
                          "no precision; this book's choice for speed)")
-        from .cost import NO_TRAINING, page_cost
         if self.page not in NO_TRAINING:
             notes.append(page_cost(self.page, self.params.get("dataset")).describe())
         if self.dataset == "synthetic":
@@ -204,22 +166,6 @@ def _parameter_names(namespace: dict, required) -> list[str]:
             and isinstance(v, PLAIN_TYPES) and not imported(k, v)]
 
 
-def page_parameters(page: str) -> dict:
-    return {**COMMON, **PAGES[page]["parameters"]}
-
-
-def page_settings(page: str, dataset: str | None, profile: str) -> tuple[Settings, Settings]:
-    """(the paper's settings, this profile's settings) of ``page`` on ``dataset``."""
-    paper = Settings()
-    for table in (PAPER.get(dataset, {}), PAGE_CHANGES.get(page, {}).get("paper", {})):
-        paper = paper.merge(table)
-    ours = paper
-    for table in (PROFILE_CHANGES.get(dataset, {}).get(profile, {}),
-                  PAGE_CHANGES.get(page, {}).get(profile, {})):
-        ours = ours.merge(table)
-    return paper, ours
-
-
 def _check_schedule(page: str, s: Settings) -> None:
     """Page settings that contradict the training schedule, caught before anything runs."""
     epochs = s.train.epochs
@@ -284,12 +230,3 @@ def resolve_page(page: str, namespace: dict) -> Page:
                 settings, paper, params)
 
 
-def profile_table() -> pd.DataFrame:
-    """Every data set's settings in the paper and what each profile changes."""
-    rows = []
-    for dataset, paper in PAPER.items():
-        for profile in PROFILES:
-            table = paper if profile == "paper" else PROFILE_CHANGES[dataset][profile]
-            text = "; ".join(f"{s}.{k}={v}" for s, values in table.items() for k, v in values.items())
-            rows.append({"data set": dataset, "profile": profile, "settings": text or "—"})
-    return pd.DataFrame(rows).set_index(["data set", "profile"])

@@ -6,6 +6,8 @@ misplaced key is an error naming the valid keys.
 """
 from __future__ import annotations
 
+from ..apps.own import OWN_DATA
+
 PROFILES = ("smoke", "cpu", "paper")
 
 def _table1(model: dict, **train) -> dict:
@@ -161,18 +163,5 @@ PRIOR_ESTIMATION = {
                   "train": dict(epochs=1, batch_size=256)}},
 }
 
-#: The own-data page (this book's choice: a ¼-width Kiryo CNN with dropout, aaPU); its
-#: selection (from epoch ⌊epochs/4⌋, 2 % of U an epoch) follows from these.
-PAGE_CHANGES["own_data"] = {
-    "paper": {"model": dict(name="kiryo_cnn", width=0.25, dropout=0.5), "data": dict(n_labeled=500),
-              "train": dict(epochs=50, batch_size=500, lr=1e-4, lr_schedule={}, weight_decay=0.017)},
-    "cpu": {"data": dict(n_unlabeled=5000), "train": dict(epochs=8)},
-    "smoke": {"data": dict(n_labeled=50, n_unlabeled=300), "train": dict(epochs=2)},
-}
-#: The own-data page's P-vs-U classifier for the BBE estimate of π.
-_OWN_ESTIMATOR = {"model": dict(name="kiryo_cnn", width=0.25), "train": dict(epochs=10, batch_size=256, lr=1e-3)}
-OWN_DATA_ESTIMATOR = {
-    "paper": _OWN_ESTIMATOR,
-    "cpu": _OWN_ESTIMATOR,
-    "smoke": {"model": dict(name="kiryo_cnn", width=0.125), "train": dict(epochs=1, batch_size=128)},
-}
+#: The own-data page: the package's own-data settings, per profile (pusupport.apps.own).
+PAGE_CHANGES["own_data"] = OWN_DATA

@@ -9,11 +9,22 @@ import pandas as pd
 import seaborn as sns
 import torch
 
-#: One colour per method, the same on every page.
-METHOD_COLORS = {"upu": "#7f7f7f", "nnpu": "#1f77b4", "aapu": "#d62728", "nnpu+p": "#2ca02c",
-                 "naive": "#9467bd"}
-METHOD_LABELS = {"upu": "uPU", "nnpu": "nnPU", "aapu": "aaPU", "nnpu+p": "nnPU + extra P",
-                 "naive": "S added to P everywhere"}
+from ..core.methods import METHODS
+
+#: Runs a page names other than by their method (label: (legend name, colour)); a method's
+#: own name and colour come from the method registry.
+RUN_LABELS = {"nnpu+p": ("nnPU + extra P", "#2ca02c")}
+
+
+def legend_name(label: str) -> str:
+    """The name a run labelled ``label`` has in legends."""
+    return METHODS[label].label if label in METHODS else RUN_LABELS.get(label, (label,))[0]
+
+
+def palette(labels) -> dict:
+    """A colour for each run label: its method's, or :data:`RUN_LABELS`' (None: seaborn's)."""
+    return {l: METHODS[l].color if l in METHODS else RUN_LABELS.get(l, (l, None))[1]
+            for l in labels}
 
 
 def set_style() -> None:
@@ -30,10 +41,10 @@ def learning_curves(history: pd.DataFrame, metric: str = "test_error", ax=None,
     methods = list(dict.fromkeys(history.method))
     history = history.dropna(subset=[metric]).reset_index(drop=True)
     sns.lineplot(data=history, x="epoch", y=metric, hue="method", hue_order=methods,
-                 palette={m: METHOD_COLORS.get(m, None) for m in methods},
+                 palette=palette(methods),
                  errorbar="sd", ax=ax)
     handles, labels = ax.get_legend_handles_labels()
-    ax.legend(handles, [METHOD_LABELS.get(l, l) for l in labels], title=None)
+    ax.legend(handles, [legend_name(l) for l in labels], title=None)
     ax.set(ylabel=ylabel, xlabel="epoch", title=title)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     return ax

@@ -7,8 +7,12 @@ import pandas as pd
 
 from . import cluster
 from ..core.methods import get_method
-from .pages import Page
 from ..core.progress import progress
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .pages import Page
 
 
 def data_for(page: Page, **changes):

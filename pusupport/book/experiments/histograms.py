@@ -5,9 +5,13 @@ from __future__ import annotations
 import pandas as pd
 
 from ...core.problem import PUData
-from ..pages import Page
 from ...core.selection import top_k_purity
 from ...core.training import train
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..pages import Page
 
 #: The settings of Fig. 3: (method, loss, histogram range).
 HISTOGRAM_SETTINGS = {"nnPU, sigmoid loss": ("nnpu", "sigmoid", (0.0, 1.0)),

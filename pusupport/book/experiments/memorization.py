@@ -7,9 +7,13 @@ import torch
 
 from ...core.problem import as_features, flip_labels, resolve_classes, supervised
 from ...data.datasets import CIFAR10_POSITIVE, LabeledData
-from ..pages import Page
 from ...core.progress import progress
 from ...core.training import train
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..pages import Page
 
 
 def random_rows(n: int, *tensors, seed: int = 0):

@@ -2,7 +2,11 @@
 trained on it (the steps themselves are in :mod:`pusupport.own`)."""
 from __future__ import annotations
 
-from ..pages import Page
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..pages import Page
+
 
 
 def own_data_settings(page: Page) -> dict:

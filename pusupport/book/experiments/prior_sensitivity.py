@@ -7,10 +7,14 @@ from dataclasses import replace
 import pandas as pd
 
 from ...core.config import Settings
-from ..pages import Page
 from ..paper import PRIOR_ESTIMATION
 from ...core.progress import progress
 from ..runs import data_for, run_methods
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..pages import Page
 
 
 def estimate_priors(page: Page, datasets=("synthetic", "cifar10", "20news", "fashion_mnist")):
@@ -21,7 +25,7 @@ def estimate_priors(page: Page, datasets=("synthetic", "cifar10", "20news", "fas
     note in its rows (instead of a warning).
     """
     from ...data.datasets import DatasetNotFoundError
-    from ..pages import page_settings
+    from ..settings import page_settings
     from ...apps.prior import estimate_prior
     rows = []
     for name in progress(datasets, desc="prior estimates"):

@@ -11,9 +11,13 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from ..pages import Page
 from ..runs import data_for, run_methods
 from ..verdicts import REPRODUCED, paired_difference, verdict
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..pages import Page
 
 
 @dataclass(frozen=True)
