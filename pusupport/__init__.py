@@ -1,13 +1,9 @@
-"""pusupport — the code behind the aaPU reproduction book.
-
-Modules: ``losses`` (Eqs. 2–3), ``risks`` (PN, uPU, nnPU, aaPU), ``methods`` (the
-registry of trained methods), ``selection`` (Algorithm 1, lines 7–9), ``data``,
-``datasets`` and ``images`` (PU problems), ``models`` (the paper's networks),
-``stacking`` and ``members`` (K seeds as one network), ``config`` (typed settings),
-``training`` (the one loop), ``records`` and ``verdicts`` (results and paired
-comparisons), ``claims`` (the paper's claims), ``paper``, ``pages``, ``runs`` and
-``experiments`` (the book's pages), ``own``, ``saved``, ``cli`` and ``sklearn`` (your
-own data: the command line, saved models, a scikit-learn estimator).
+"""pusupport — the code behind the aaPU reproduction book, in four layers, each importing
+only those below it: ``core`` (losses, risks, the method registry, selection, networks,
+stacked seeds, the one training loop), ``data`` (the synthetic problem, the real data sets,
+image folders), ``apps`` (your own data: the command line, prior estimation, saved models,
+a scikit-learn estimator) and ``book`` (the paper's settings, pages, cost, claims,
+verdicts, figures). The names below are the public API.
 """
 from .core.config import DataConfig, ModelConfig, PageConfig, Settings, TrainConfig
 from .core.problem import PUData

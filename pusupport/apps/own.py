@@ -166,7 +166,7 @@ def default_model(own_or_shape) -> ModelConfig:
 
 def estimator_config(own_or_shape, profile: str = "paper", dry_run: int = 0) -> TrainConfig:
     """The P-vs-U classifier that estimates π: the page's CNN for images, the §4.1 MLP else
-    (``dry_run``: see :class:`~pusupport.config.TrainConfig`)."""
+    (``dry_run``: see :class:`~pusupport.core.config.TrainConfig`)."""
     from .prior import ESTIMATOR
     shape = own_or_shape.labeled.x_train.shape if isinstance(own_or_shape, OwnData) else own_or_shape
     if len(shape) == 4:

@@ -1,7 +1,7 @@
 """The paper's claims that the book tests, checked against the pages' results files.
 
 A claim that a method beats a baseline is judged on the per-seed paired difference
-(:mod:`pusupport.verdicts`): reproduced when its 95 % interval lies on the paper's
+(:mod:`pusupport.book.verdicts`): reproduced when its 95 % interval lies on the paper's
 side of zero, contradicted when on the other, inconclusive at this scale otherwise.
 Other claims keep their own checks: reproduced when observed, inconclusive if not.
 """

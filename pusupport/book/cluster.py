@@ -1,7 +1,7 @@
 """Fan-out with Ray (the optional ``cluster`` extra): a book's pages, and a page's runs.
 
 ``book/execute.py --workers N`` (or with ``RAY_ADDRESS`` set) runs each page as a Ray
-task, and sets :data:`ENV` for it, so the page's :func:`~pusupport.runs.run_methods`
+task, and sets :data:`ENV` for it, so the page's :func:`~pusupport.book.runs.run_methods`
 sends its runs (one per method, or per method and seed) to the same cluster. Every
 task asks for one GPU when the cluster has GPUs (and the device is not ``cpu``), else
 for one CPU; a task's torch and OpenMP threads are the CPUs it was given.

@@ -6,7 +6,7 @@ pooling one FLOP per output element; Dropout and Flatten nothing. 20 Newsgroups'
 layer is sparse and counted as ``torch.sparse.mm`` computes it, 2 FLOPs per non-zero
 input × hidden unit (not the dense 130,107 × 300). A trained row costs its method's
 ``passes`` forward passes (3: forward + backward), an evaluated or scored row 1. Per epoch of
-:func:`~pusupport.training.fit`: n_p + n_u + |S| trained rows; the test set when the
+:func:`~pusupport.core.training.fit`: n_p + n_u + |S| trained rows; the test set when the
 epoch evaluates (for PN training also P and U, for the training error); all of U when
 aaPU selects or U's losses are recorded. |S| during epoch e is
 n_select · max(0, e − select_from), capped at the U points outside P: exact when S never

@@ -1,7 +1,7 @@
 """A book page's parameters, validated in its first cell, and its resolved settings.
 
-Settings are resolved in layers, each merged by :meth:`~pusupport.config.Settings.merge`:
-the paper's settings for the page's data set (:data:`~pusupport.paper.PAPER`), what the
+Settings are resolved in layers, each merged by :meth:`~pusupport.core.config.Settings.merge`:
+the paper's settings for the page's data set (:data:`~pusupport.book.paper.PAPER`), what the
 page's experiment adds in the paper, what the profile changes, what the page changes
 at that profile, then the page's explicit papermill parameters. :func:`resolve_page`
 returns a :class:`Page`, which knows every difference from the paper.

@@ -1,6 +1,6 @@
 """The paper's settings and what each profile of this book changes — as data.
 
-Each table is sectioned like :class:`~pusupport.config.Settings` ("data", "model",
+Each table is sectioned like :class:`~pusupport.core.config.Settings` ("data", "model",
 "train", "page") and reaches a run only through its merge, so a misspelt or
 misplaced key is an error naming the valid keys.
 """
@@ -58,7 +58,7 @@ _SMOKE_REAL = {"data": dict(n_labeled=100, n_unlabeled=400),
 #: from P, fewer epochs with earlier learning-rate milestones and first selection, 5 seeds
 #: on the real data. n_select is not scaled with the epochs; on CIFAR-10 the U sample is
 #: sized so that S ends at 54 % of U, as at the paper's settings (9 × 300 of 5,000 against
-#: 180 × 150 of 50,000). bf16 autocast comes from the device (pusupport.runtime).
+#: 180 × 150 of 50,000). bf16 autocast comes from the device (pusupport.core.runtime).
 PROFILE_CHANGES = {
     "synthetic": {
         "paper": {}, "cpu": {},

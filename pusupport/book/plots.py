@@ -191,7 +191,7 @@ def _far_rows(reach: pd.Series, jump: float = 4.0) -> pd.Series:
 def paired_intervals(table: pd.DataFrame, ax=None):
     """Forest plot: each reading's paired aaPU − nnPU difference and its 95 % interval,
     coloured by verdict (columns "label", "aaPU − nnPU", "low", "high" and the verdict;
-    ``table`` from :func:`pusupport.experiments.readings.run_readings`). A reading far
+    ``table`` from :func:`pusupport.book.experiments.readings.run_readings`). A reading far
     beyond the others is drawn at the edge with its value written, so the rest stay legible."""
     from .verdicts import CONTRADICTED, INCONCLUSIVE, REPRODUCED
     ax = ax or plt.subplots(figsize=(8, 0.45 * len(table) + 1.6))[1]

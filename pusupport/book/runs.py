@@ -19,7 +19,7 @@ def data_for(page: Page, **changes):
     """A function seed → PUData for the page's data set (loaded once, drawn per seed).
 
     ``changes``: data settings for this call (e.g. ``n_labeled=8000``). Raises
-    :class:`~pusupport.datasets.DatasetNotFoundError` at once when the data set is
+    :class:`~pusupport.data.DatasetNotFoundError` at once when the data set is
     neither on disk nor downloadable.
     """
     from ..core.config import merge
@@ -44,7 +44,7 @@ def run_methods(page: Page, methods, make_data, group: str | None = None, **over
     seed. At the ``paper`` profile every run checkpoints under
     ``<results>/checkpoints/[<group>/]<label>``, and re-running the page resumes.
     Under ``book/execute.py --workers N`` these runs are Ray tasks instead
-    (:func:`pusupport.cluster.fan_out`), on the same data and seeds.
+    (:func:`pusupport.book.cluster.fan_out`), on the same data and seeds.
     Returns the tidy history of all runs.
     """
     from ..core.members import check_stackable

@@ -31,7 +31,7 @@ def _is_int(value, low: int = 0) -> bool:
 
 @dataclass(frozen=True)
 class ModelConfig:
-    """The classifier g: a model of :data:`~pusupport.models.MODELS` and its options.
+    """The classifier g: a model of :data:`~pusupport.core.models.MODELS` and its options.
 
     ``width`` scales every hidden size (1.0 = the published network). ``dropout`` and
     ``activation`` are passed only to models that take them (None: the model's default).
@@ -85,7 +85,7 @@ class TrainConfig:
     are visited (see :meth:`visited_epochs`), each with one optimisation step, and
     selection and evaluation score the first :data:`DRY_RUN_ROWS` rows of U and the test set.
     ``autocast``, ``channels_last``, ``generators``, ``dropout_streams`` and ``compile``
-    are the device-conditional choices (:mod:`pusupport.runtime`: "auto"/None = the
+    are the device-conditional choices (:mod:`pusupport.core.runtime`: "auto"/None = the
     device's default).
     """
 

@@ -1,7 +1,7 @@
 """The K ≥ 1 models of one training run and their data: all the loop asks of them.
 
 :class:`SingleModel` is one ordinary module (any input, sparse too). :class:`StackedModels`
-is K seeds in one :class:`~pusupport.stacking.StackedNet`, each member with its own
+is K seeds in one :class:`~pusupport.core.stacking.StackedNet`, each member with its own
 data, initialisation, dropout stream and prior — the same maths as K single runs.
 Both give scores with a leading member dimension, (K, B).
 """
@@ -108,7 +108,7 @@ def _stack_shared(tensors):
 
 
 def check_stackable(data: PUData) -> None:
-    """Raise :class:`~pusupport.stacking.NotStackable` for data that cannot be stacked."""
+    """Raise :class:`~pusupport.core.stacking.NotStackable` for data that cannot be stacked."""
     if not torch.is_tensor(data.x_u):
         raise NotStackable("stacked seeds need dense inputs (these are sparse): the seeds run one by one")
 

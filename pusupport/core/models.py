@@ -157,7 +157,7 @@ def full_precision(g: torch.Tensor) -> torch.Tensor:
 def predict(model: nn.Module, x, batch_size: int = 4096, amp: bool = False) -> torch.Tensor:
     """Scores g(x) in eval mode without gradients, ``batch_size`` rows at a time.
 
-    ``x`` may be a tensor or :class:`~pusupport.sparse.SparseRows`; ``amp`` runs the
+    ``x`` may be a tensor or :class:`~pusupport.core.sparse.SparseRows`; ``amp`` runs the
     forward pass under bfloat16 autocast. The model's train/eval mode is restored.
     """
     from .sparse import as_model_input
@@ -178,7 +178,7 @@ MODELS = {"mlp": SyntheticMLP, "kiryo_cnn": KiryoCNN, "coteaching_cnn": CoTeachi
 
 def build_model(model, input_shape=None, **kwargs) -> nn.Module:
     """Instantiate ``model`` — a name in ``MODELS`` with ``kwargs``, or a
-    :class:`~pusupport.config.ModelConfig`. A fully connected first layer takes its size
+    :class:`~pusupport.core.config.ModelConfig`. A fully connected first layer takes its size
     from ``input_shape`` (the data's shape, rows first) unless ``in_features`` is given."""
     if hasattr(model, "kwargs"):                      # a ModelConfig
         model, kwargs = model.name, {**model.kwargs(), **kwargs}

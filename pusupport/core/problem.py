@@ -152,13 +152,13 @@ def from_arrays(x, labeled_index, x_test=None, y_test=None, prior: float | None 
     positives, all other rows are unlabelled.
 
     ``prior`` (required) is π of the unlabelled rows — estimate it with
-    :func:`pusupport.prior.estimate_prior` if you do not know it;
+    :func:`pusupport.apps.prior.estimate_prior` if you do not know it;
     ``x_test``/``y_test`` (±1) are optional — without them test metrics are NaN;
     ``u_truth`` (±1 per unlabelled row), if known, only feed diagnostics.
     """
     if prior is None:
         raise ValueError("from_arrays needs prior=π, the positive fraction of the unlabelled rows: "
-                         "estimate it with pusupport.prior.estimate_prior(x_p, x_u)")
+                         "estimate it with pusupport.apps.prior.estimate_prior(x_p, x_u)")
     x = torch.as_tensor(x, dtype=torch.float32)
     check_finite(name, "training", x)
     labeled = torch.zeros(len(x), dtype=torch.bool)

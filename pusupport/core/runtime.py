@@ -1,6 +1,6 @@
 """Every device-conditional choice of a run, as an explicit setting with a default per device.
 
-A :class:`~pusupport.config.TrainConfig` names the device and four choices; "auto"
+A :class:`~pusupport.core.config.TrainConfig` names the device and four choices; "auto"
 (or None) takes the device's default below. :func:`resolve` turns them into a
 :class:`Runtime` that the loop uses and :meth:`Runtime.describe` prints.
 
@@ -85,7 +85,7 @@ class Runtime:
 
 
 def resolve(cfg, stacked: bool = False) -> Runtime:
-    """The :class:`Runtime` of a :class:`~pusupport.config.TrainConfig` (``stacked``: K seeds
+    """The :class:`Runtime` of a :class:`~pusupport.core.config.TrainConfig` (``stacked``: K seeds
     as one network, whose grouped convolutions are fastest channels_last on CPU too)."""
     device = resolve_device(cfg.device)
     cuda = device.type == "cuda"

@@ -5,7 +5,7 @@ products; convolutional activations are (B, K·C, H, W), member k owning channel
 k·C … (k+1)·C − 1, and each convolution one grouped convolution. Each layer kind is
 a class with ``forward`` (training), ``fold`` (evaluation: BatchNorm folded into the
 layer before it) and ``unstack`` (member k back into an ordinary module). A model
-declares its layer sequence with ``layers()`` (see :mod:`pusupport.models`).
+declares its layer sequence with ``layers()`` (see :mod:`pusupport.core.models`).
 """
 from __future__ import annotations
 

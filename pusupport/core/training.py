@@ -86,7 +86,7 @@ def train_seeds(make_data, seeds, config: TrainConfig | None = None, **overrides
 
     Same results as ``[train(make_data(s), config, seed=s) for s in seeds]`` up to
     floating-point rounding on CPU (on CUDA, dropout masks come from other streams).
-    Raises :class:`~pusupport.stacking.NotStackable` for what cannot be stacked.
+    Raises :class:`~pusupport.core.stacking.NotStackable` for what cannot be stacked.
     """
     cfg = _config(config, overrides)
     if not get_method(cfg.method).stacks:

@@ -21,7 +21,7 @@ HISTOGRAM_SETTINGS = {"nnPU, sigmoid loss": ("nnpu", "sigmoid", (0.0, 1.0)),
 
 def run_loss_snapshots(page: Page, data: PUData):
     """Train each setting and keep U's losses at the snapshot epochs. Returns (panels for
-    :func:`~pusupport.plots.loss_histograms`, history with the top-k purity per snapshot)."""
+    :func:`~pusupport.book.plots.loss_histograms`, history with the top-k purity per snapshot)."""
     snapshots, top_k = page.settings.page.snapshot_epochs, page.settings.page.top_k
     panels, rows = {}, []
     for title, (method, loss, value_range) in HISTOGRAM_SETTINGS.items():

@@ -1,5 +1,5 @@
 """The own-data page: an image folder or a feature table, its positive classes, and aaPU
-trained on it (the steps themselves are in :mod:`pusupport.own`)."""
+trained on it (the steps themselves are in :mod:`pusupport.apps.own`)."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 def own_data_settings(page: Page) -> dict:
     """The input, its positive classes, π (None: estimated), the model (None: the default
     for the input), sizes, and the page's training settings (aaPU's selection follows
-    from the data: see :func:`pusupport.own.train_config`)."""
+    from the data: see :func:`pusupport.apps.own.train_config`)."""
     from dataclasses import replace
     from ...core.config import as_model_config
     from ...data.datasets import CIFAR10_POSITIVE, data_root

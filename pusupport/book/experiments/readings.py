@@ -2,7 +2,7 @@
 
 Each :class:`Reading` changes one choice the paper leaves open, for aaPU, for the nnPU
 baseline, or for both (π), and is judged by the paired aaPU − nnPU difference of final
-test error over the page's seeds (:func:`~pusupport.verdicts.paired_difference`). Runs
+test error over the page's seeds (:func:`~pusupport.book.verdicts.paired_difference`). Runs
 that a reading leaves unchanged are shared with the book's own reading.
 """
 from __future__ import annotations
