@@ -5,7 +5,8 @@
 
 Each source in notebooks/ (MyST Markdown, paired by Jupytext) is converted to a
 notebook in memory and executed by papermill with kernel python3 and the page's
-parameters from book/pages.json; the executed notebook lands in
+parameters (the pages, in book/_toc.yml's order, and their parameters come from the
+experiments: :func:`pusupport.book.registry.book_pages`); the executed notebook lands in
 <book-dir>/pages/<page>.ipynb. A --book-dir other than book/ receives a copy of the
 book's configuration, so test builds never touch book/.
 
@@ -38,6 +39,9 @@ import jupytext
 import nbformat
 import papermill
 
+from pusupport.book.registry import book_pages
+from pusupport.data.files import DatasetNotFoundError
+
 ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 BOOK_FILES = ("_config.yml", "_toc.yml", "_static")
@@ -45,10 +49,6 @@ BOOK_FILES = ("_config.yml", "_toc.yml", "_static")
 
 #: Pages that read every other page's results: under Ray, they run after the others.
 LAST = ("summary",)
-
-
-def pages(path: Path = BOOK / "pages.json") -> list[dict]:
-    return json.loads(Path(path).read_text())
 
 
 def prepare(book_dir: Path) -> None:
@@ -64,16 +64,13 @@ def prepare(book_dir: Path) -> None:
             shutil.copy2(src, dst)
 
 
-#: The exception a page raises when its data set is missing (pusupport.data.datasets).
-DATA_MISSING = "DatasetNotFoundError"
-
-
 def execute(page: dict, book_dir: Path, profile: str, output_dir: Path, data_dir: str | None,
-            device: str, dry_run: int = 0) -> float:
-    """Run one page with papermill; return its wall time in seconds."""
+            device: str, dry_run: int = 0, runner: dict | None = None) -> float:
+    """Run one page with papermill; return its wall time in seconds. ``runner``: the Ray
+    cluster its runs go to (:mod:`pusupport.book.cluster`), None to run them in the page."""
     nb = jupytext.read(ROOT / "notebooks" / f"{page['notebook']}.md")
     params = {"profile": profile, "device": device, "output_dir": str(output_dir),
-              "data_dir": data_dir, "dry_run": dry_run, **page["parameters"]}
+              "data_dir": data_dir, "dry_run": dry_run, "runner": runner, **page["parameters"]}
     out = book_dir / "pages" / f"{page['page']}.ipynb"
     out.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
@@ -81,7 +78,7 @@ def execute(page: dict, book_dir: Path, profile: str, output_dir: Path, data_dir
         papermill.execute_notebook(nb, str(out), parameters=params, kernel_name="python3",
                                    cwd=str(ROOT), progress_bar=False)
     except papermill.PapermillExecutionError as err:
-        if err.ename != DATA_MISSING:
+        if err.ename != DatasetNotFoundError.__name__:     # raised in the kernel: known by name
             raise
         mark_not_run(out, err.evalue, output_dir / (page["page"] + ("_dry_run" if dry_run else "")),
                      profile)
@@ -173,8 +170,9 @@ def main(argv=None) -> int:
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--device", default="auto")
     ap.add_argument("--only", nargs="*", help="page names to execute (default: all)")
-    ap.add_argument("--pages-file", type=Path, default=BOOK / "pages.json",
-                    help="the list of pages (default: book/pages.json)")
+    ap.add_argument("--pages-file", type=Path, default=None,
+                    help="a JSON list of pages ({page, notebook, parameters}) to execute instead of "
+                         "the book's")
     ap.add_argument("--no-build", action="store_true", help="execute only; do not render")
     ap.add_argument("--dry-run", type=int, default=0, choices=range(4), metavar="N",
                     help="1–3: prove each page's settings (e.g. --profile paper) in minutes: the "
@@ -186,7 +184,8 @@ def main(argv=None) -> int:
     if args.workers < 1:
         ap.error("--workers must be 1 (serial) or more (Ray)")
     prepare(args.book_dir)
-    selected = [p for p in pages(args.pages_file) if not args.only or p["page"] in args.only]
+    listed = json.loads(args.pages_file.read_text()) if args.pages_file else book_pages()
+    selected = [p for p in listed if not args.only or p["page"] in args.only]
     kwargs = {"book_dir": args.book_dir.resolve(), "profile": args.profile,
               "output_dir": args.output_dir.resolve(), "data_dir": args.data_dir,
               "device": args.device, "dry_run": args.dry_run}

@@ -18,11 +18,13 @@ import nbformat
 import pytest
 import yaml
 
+from pusupport.book.registry import all_experiments, book_pages
+
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = Path(os.environ.get("SMOKE_BOOK", ROOT / "build" / "smoke"))
 HTML = SMOKE / "_build" / "html"
 IN_CI = os.environ.get("CI", "").lower() == "true"
-PAGES = json.loads((ROOT / "book" / "pages.json").read_text())
+PAGES = book_pages()
 
 
 def require(condition: bool, reason: str):
@@ -40,10 +42,12 @@ def toc_files(node):
     return files
 
 
-def test_toc_lists_exactly_the_executed_pages():
+def test_toc_lists_exactly_the_pages_the_experiments_make():
     toc = yaml.safe_load((ROOT / "book" / "_toc.yml").read_text())
     listed = [toc["root"]] + toc_files(toc)
     assert listed == [f"pages/{p['page']}" for p in PAGES]
+    made = {page for e in all_experiments().values() for page in e.book_pages()}
+    assert made == {p["page"] for p in PAGES}, "an experiment's page is missing from _toc.yml"
     for p in PAGES:
         assert (ROOT / "notebooks" / f"{p['notebook']}.md").exists()
 

@@ -6,7 +6,14 @@ import pandas as pd
 import pytest
 
 from pusupport.book import claims, records
-from pusupport.book.claims import CLAIMS, Claim, lower_error, reproduction_table, verdict_for
+from pusupport.book.claims import Claim, lower_error, verdict_text
+from pusupport.book.experiments.formulation import negative_risk
+from pusupport.book.experiments.histograms import LOGISTIC_NNPU, SIGMOID_NNPU, purity
+from pusupport.book.experiments.memorization import memorisation as memorisation_check
+from pusupport.book.experiments.prior import sensitivity
+from pusupport.book.registry import book_claims, reproduction_table
+
+CLAIMS = [c for c, _ in book_claims()]
 from pusupport.book.records import atomic_write_text, save_results, summarize, summary_table
 from pusupport.book.verdicts import CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED
 
@@ -152,13 +159,13 @@ def formulation(upu_low, nnpu_low):
 
 
 def test_negative_risk_claim():
-    o = claims._negative_risk({}, formulation(-0.4, -0.1))
+    o = negative_risk({}, formulation(-0.4, -0.1))
     text, ok = o.measured, o.verdict == REPRODUCED
     assert ok and text == "lowest R̂_n per epoch — uPU: -0.400, nnPU: -0.100"
-    assert claims._negative_risk({}, formulation(-0.4, -0.2)).verdict == INCONCLUSIVE      # nnPU at half of uPU's
-    assert claims._negative_risk({}, formulation(-0.4, -0.199)).verdict == REPRODUCED
-    assert claims._negative_risk({}, formulation(0.0, 0.1)).verdict == INCONCLUSIVE        # uPU never below zero
-    assert claims._negative_risk({}, formulation(-0.4, -0.5)).verdict == INCONCLUSIVE
+    assert negative_risk({}, formulation(-0.4, -0.2)).verdict == INCONCLUSIVE      # nnPU at half of uPU's
+    assert negative_risk({}, formulation(-0.4, -0.199)).verdict == REPRODUCED
+    assert negative_risk({}, formulation(0.0, 0.1)).verdict == INCONCLUSIVE        # uPU never below zero
+    assert negative_risk({}, formulation(-0.4, -0.5)).verdict == INCONCLUSIVE
 
 
 def memorisation(final, peak=0.9, first=0.7, shift=0.05):
@@ -172,30 +179,30 @@ def memorisation(final, peak=0.9, first=0.7, shift=0.05):
 
 
 def test_memorisation_claim():
-    o = claims._memorisation({}, memorisation(0.8))
+    o = memorisation_check({}, memorisation(0.8))
     text, ok = o.measured, o.verdict == REPRODUCED
     assert ok
     assert text == ("40% noise: validation accuracy peaks at 0.900 (epoch 2), ends at 0.800; "
                     "training accuracy on noisy labels ends at 0.800")
-    assert claims._memorisation({}, memorisation(0.9)).verdict == INCONCLUSIVE
+    assert memorisation_check({}, memorisation(0.9)).verdict == INCONCLUSIVE
     # boundary, exact in binary: a fall of exactly 0.01 (0.02 → 0.01) is not enough
-    assert claims._memorisation({}, memorisation(0.01, peak=0.02, first=0.015, shift=0)).verdict == INCONCLUSIVE
-    assert claims._memorisation({}, memorisation(0.0099, peak=0.02, first=0.015, shift=0)).verdict == REPRODUCED
+    assert memorisation_check({}, memorisation(0.01, peak=0.02, first=0.015, shift=0)).verdict == INCONCLUSIVE
+    assert memorisation_check({}, memorisation(0.0099, peak=0.02, first=0.015, shift=0)).verdict == REPRODUCED
 
 
 def purity_history(last):
     """Purity is recorded at epochs 1 and 2; test error (eval_every=3) at epoch 3 only."""
-    return pd.DataFrame({"method": ["nnPU, logistic loss"] * 3 + ["nnPU, sigmoid loss"],
+    return pd.DataFrame({"method": [LOGISTIC_NNPU] * 3 + [SIGMOID_NNPU],
                          "epoch": [1, 2, 3, 4], "top_k_purity": [0.1, last, None, 0.0],
                          "test_error": [None, None, 0.3, 0.2]})
 
 
 def test_purity_claim():
-    o = claims._purity({"prior": 0.4}, purity_history(0.95))
+    o = purity({"prior": 0.4}, purity_history(0.95))
     text, ok = o.measured, o.verdict == REPRODUCED
     assert ok and text == "nnPU (logistic), epoch 2: top-k purity 95.0% vs π = 0.400"
-    assert claims._purity({"prior": 0.4}, purity_history(0.4)).verdict == INCONCLUSIVE
-    assert claims._purity({"prior": 0.4}, purity_history(0.41)).verdict == REPRODUCED
+    assert purity({"prior": 0.4}, purity_history(0.4)).verdict == INCONCLUSIVE
+    assert purity({"prior": 0.4}, purity_history(0.41)).verdict == REPRODUCED
 
 
 def prior_history(aapu_12, nnpu_12, base=0.20, spread=0.01):
@@ -211,18 +218,18 @@ def prior_history(aapu_12, nnpu_12, base=0.20, spread=0.01):
 
 
 def test_prior_sensitivity_claim():
-    o = claims._prior_sensitivity({}, prior_history(0.25, 0.22))
+    o = sensitivity({}, prior_history(0.25, 0.22))
     text, ok = o.measured, o.verdict == REPRODUCED
     assert text == ("worst extra test error with π off by up to 20 %: aaPU +0.0500, nnPU +0.0200; "
                     "with the BBE estimate: aaPU 0.2500, nnPU 0.2500")
     assert not ok                                             # aaPU costs 0.03 more
-    assert claims._prior_sensitivity({}, prior_history(0.225, 0.22)).verdict == REPRODUCED
-    assert claims._prior_sensitivity({}, prior_history(0.15, 0.22)).verdict == REPRODUCED
-    text = claims._prior_sensitivity({}, prior_history(0.15, 0.17)).measured
+    assert sensitivity({}, prior_history(0.225, 0.22)).verdict == REPRODUCED
+    assert sensitivity({}, prior_history(0.15, 0.22)).verdict == REPRODUCED
+    text = sensitivity({}, prior_history(0.15, 0.17)).measured
     assert "aaPU +0.0100, nnPU +0.0100" in text                # ×0.8 is then the worst
     # boundary, exact in binary: aaPU's cost 0.13 = nnPU's 0.12 + 0.01 still counts as no more
-    assert claims._prior_sensitivity({}, prior_history(0.38, 0.37, base=0.25, spread=0)).verdict == REPRODUCED
-    assert claims._prior_sensitivity({}, prior_history(0.381, 0.37, base=0.25, spread=0)).verdict == INCONCLUSIVE
+    assert sensitivity({}, prior_history(0.38, 0.37, base=0.25, spread=0)).verdict == REPRODUCED
+    assert sensitivity({}, prior_history(0.381, 0.37, base=0.25, spread=0)).verdict == INCONCLUSIVE
 
 
 def write_page(root, folder, hist, **summary):
@@ -279,7 +286,7 @@ def test_reproduction_table_of_chosen_claims(tmp_path):
         return claims.Outcome("measured it", REPRODUCED)
 
     write_page(tmp_path, "here", HISTORY, status="run", profile="p", x=7)
-    table = reproduction_table(str(tmp_path), [Claim("c", "here", check)])
+    table = claims.reproduction_table(str(tmp_path), [(Claim("c", check), "here")])
     assert table.to_dict("records") == [{"claim": "c", "profile": "p", "seeds": 3,
                                          "paired difference": "—", "95 % interval": "—",
                                          "verdict": REPRODUCED, "measured": "measured it"}]
@@ -288,6 +295,8 @@ def test_reproduction_table_of_chosen_claims(tmp_path):
 
 def test_verdict_for_a_page(tmp_path):
     write_page(tmp_path, "synthetic", steady(0.02), status="run", profile="smoke", methods={})
+    def verdict_for(root, folder):       # as a page does: its own claims
+        return verdict_text(root, [(c, f) for c, f in book_claims() if f == folder])
     text = verdict_for(tmp_path, "synthetic")
     assert text.startswith(f"**Claim:** {SYNTHETIC_CLAIM}  \n**Measured (smoke profile, 5 seeds):** "
                            "aapu − nnpu, final test error: +0.0200 [+0.0180, +0.0220], "
@@ -299,19 +308,17 @@ def test_verdict_for_a_page(tmp_path):
         f"**Verdict:** {NOT_RUN}")
 
 
-def test_verdict_for_a_page_with_two_claims(tmp_path, monkeypatch):
+def test_verdict_for_a_page_with_two_claims(tmp_path):
     write_page(tmp_path, "here", HISTORY, status="run", profile="p")
-    monkeypatch.setattr(claims, "CLAIMS", [
-        Claim("first", "here", lambda s, h: claims.Outcome("m1", REPRODUCED)),
-        Claim("other", "there", lambda s, h: claims.Outcome("m0", REPRODUCED)),
-        Claim("second", "here", lambda s, h: claims.Outcome("m2", INCONCLUSIVE, seeds=2))])
-    assert verdict_for(tmp_path, "here") == (
+    two = [(Claim("first", lambda s, h: claims.Outcome("m1", REPRODUCED)), "here"),
+           (Claim("second", lambda s, h: claims.Outcome("m2", INCONCLUSIVE, seeds=2)), "here")]
+    assert verdict_text(tmp_path, two) == (
         f"**Claim:** first  \n**Measured (p profile, 3 seeds):** m1  \n**Verdict:** {REPRODUCED}\n\n"
         f"**Claim:** second  \n**Measured (p profile, 2 seeds):** m2  \n**Verdict:** {INCONCLUSIVE}")
 
 
 def test_every_claim_names_a_distinct_check_and_the_folders_the_pages_write():
-    assert [c.folder for c in CLAIMS] == [
+    assert [folder for _, folder in book_claims()] == [
         "formulation", "adding_p", "memorization", "histograms", "biased_selection", "synthetic",
         "real_cifar10", "real_cifar100", "real_20news", "real_fashion_mnist", "prior"]
 

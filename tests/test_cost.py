@@ -3,9 +3,11 @@ README's cost table is the one the code computes."""
 from pathlib import Path
 
 from pusupport.core.config import ModelConfig, TrainConfig
-from pusupport.book.cost import Data, Run, forward_flops, markdown, run_flops, run_memory
-from pusupport.book.plans import cost_table, page_cost
-from pusupport.book.paper import PAGE_CHANGES
+from pusupport.book.cost import Data, Run, forward_flops, markdown, price, run_flops, run_memory
+from dataclasses import replace
+
+from pusupport.book.experiment import Experiment, RunSpec
+from pusupport.book.registry import cost_table, get
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -45,12 +47,21 @@ def test_aapu_epochs_by_hand():
     assert run_flops(Run(cfg, data)) == rows * forward_flops(cfg.model, (2,))
 
 
-def test_page_total_is_linear_in_seeds_and_epochs(monkeypatch):
-    base = page_cost("formulation").flops             # uPU and nnPU: no selection
-    monkeypatch.setitem(PAGE_CHANGES["formulation"], "paper",
-                        {"train": dict(epochs=600), "page": dict(n_seeds=3)})
-    assert page_cost("formulation").flops == 6 * base
-    assert page_cost("formulation").runs == 6
+def test_page_total_is_linear_in_seeds_and_epochs():
+    formulation = get("formulation")                  # uPU and nnPU: no selection
+    base = price(formulation.runs())
+    longer = replace(formulation, changes={"paper": {"train": dict(epochs=600), "page": dict(n_seeds=3)}})
+    assert price(longer.runs()).flops == 6 * base.flops and price(longer.runs()).runs == 6
+
+
+def test_the_cost_model_prices_the_plan_a_page_runs():
+    """A new experiment is priced from its plan alone: no page name in the cost model."""
+    plan = lambda s: [RunSpec("a", "nnpu"), RunSpec("b", "nnpu", {"train": {"epochs": 2}}, seeds=1)]
+    new = Experiment("not_a_page", dataset="synthetic", plan=plan,
+                     changes={"paper": {"train": dict(epochs=4), "page": dict(n_seeds=3)}})
+    a, b = new.runs()
+    assert (a.seeds, a.stacked, a.cfg.epochs) == (3, True, 4) and (b.seeds, b.cfg.epochs) == (1, 2)
+    assert price(new.runs()).flops == 3 * run_flops(replace(a, seeds=1)) + run_flops(b)
 
 
 def test_peak_memory_adam_state_on_a_tiny_model():
@@ -70,4 +81,4 @@ def test_peak_memory_adam_state_on_a_tiny_model():
 def test_readme_cost_table_is_current():
     table = markdown(cost_table())
     assert table in (ROOT / "README.md").read_text(), \
-        f"README's cost table is stale: paste `python -m pusupport.book.plans`:\n{table}"
+        f"README's cost table is stale: paste `python -m pusupport.book.registry`:\n{table}"

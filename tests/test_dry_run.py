@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pusupport.core.config import TrainConfig
+from pusupport.book.registry import book_pages, get
 from pusupport.data import synthetic
 from pusupport.core.training import train
 from test_datasets import write_cifar100
@@ -17,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 spec = importlib.util.spec_from_file_location("execute", ROOT / "book" / "execute.py")
 execute = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(execute)
-TRAINING = [p for p in execute.pages() if p["page"] not in ("introduction", "summary")]
+TRAINING = [p for p in book_pages() if get(p["notebook"]).plan is not None]
 
 
 @pytest.fixture(scope="module")

@@ -1,20 +1,21 @@
 """Papermill parameters and settings tables: validation, and the `paper` profile resolves to the
 paper's numbers."""
-import json
 from pathlib import Path
 
 import pytest
 import torch
 
 from pusupport.core.config import ConfigError, Settings, TrainConfig
-from pusupport.book.pages import PAGES, page_parameters, resolve_page
+from pusupport.book.pages import resolve_page
+from pusupport.book.registry import all_experiments, book_pages, get
 
 ROOT = Path(__file__).resolve().parent.parent
-BASE = dict(device="cpu", seeds=None, data_dir=None, output_dir="results", dry_run=0)
+BASE = dict(device="cpu", seeds=None, data_dir=None, output_dir="results", dry_run=0,
+            checkpoints=None, runner=None)
 
 
 def params(page, **kw):
-    p = {**BASE, "profile": "paper", **{k: None for k in PAGES[page]["parameters"]}}
+    p = {**BASE, "profile": "paper", **{k: None for k in get(page).parameters}}
     if page == "real_data":
         p["dataset"] = "cifar10"
     return {**p, **kw}
@@ -42,7 +43,7 @@ PAPER_SETTINGS = {
 
 @pytest.mark.parametrize("dataset", ["cifar10", "cifar100", "20news"])
 def test_real_data_paper_profile_is_the_paper(cuda, dataset):
-    exp = resolve_page("real_data", params("real_data", dataset=dataset, device="cuda"))
+    exp = resolve_page("real_data", **params("real_data", dataset=dataset, device="cuda"))
     cfg = exp.train_config("aapu", 0)
     for key, value in PAPER_SETTINGS[dataset].items():
         assert getattr(cfg, key) == (TrainConfig(model=value).model if key == "model" else value), key
@@ -55,7 +56,7 @@ def test_real_data_paper_profile_is_the_paper(cuda, dataset):
 
 @pytest.mark.parametrize("page", ["synthetic", "biased_selection"])
 def test_synthetic_pages_paper_profile(cuda, page):
-    exp = resolve_page(page, params(page, device="cuda"))
+    exp = resolve_page(page, **params(page, device="cuda"))
     cfg = exp.train_config("aapu", 0)
     for key, value in PAPER_SETTINGS["synthetic"].items():
         assert getattr(cfg, key) == (TrainConfig(model=value).model if key == "model" else value), key
@@ -64,71 +65,91 @@ def test_synthetic_pages_paper_profile(cuda, page):
 
 
 def test_page_specific_paper_settings(cuda):
-    adding = resolve_page("adding_p", params("adding_p", device="cuda"))
+    adding = resolve_page("adding_p", **params("adding_p", device="cuda"))
     assert adding.settings.page.extra_positives == 7000 and adding.dataset == "cifar10"
-    hist = resolve_page("histograms", params("histograms", device="cuda"))
+    hist = resolve_page("histograms", **params("histograms", device="cuda"))
     assert hist.settings.page.snapshot_epochs == [10, 50, 200] and hist.dataset == "cifar10"
-    biased = resolve_page("biased_selection", params("biased_selection", device="cuda"))
+    biased = resolve_page("biased_selection", **params("biased_selection", device="cuda"))
     assert biased.settings.page.snapshot_epochs == [200]
     assert biased.settings.page.selection_ks == [200, 300, 400]
-    disc = resolve_page("discussion", params("discussion", device="cuda"))
+    disc = resolve_page("discussion", **params("discussion", device="cuda"))
     assert disc.dataset == "cifar10" and disc.settings.page.n_select_grid == [40, 80, 160, 320]
     for page in ("adding_p", "histograms", "discussion"):
-        cfg = resolve_page(page, params(page, device="cuda")).train_config("aapu", 0)
+        cfg = resolve_page(page, **params(page, device="cuda")).train_config("aapu", 0)
         for key, value in PAPER_SETTINGS["cifar10"].items():
             assert getattr(cfg, key) == (TrainConfig(model=value).model if key == "model" else value), (page, key)
 
 
 def test_cpu_profile_says_what_it_changed():
-    exp = resolve_page("real_data", params("real_data", profile="cpu"))
+    exp = resolve_page("real_data", **params("real_data", profile="cpu"))
     text = exp.describe()
     assert "profile 'cpu'" in text and "train.epochs = 10   (paper: 200)" in text
     assert exp.changes()["model.width"] == (0.25, 1.0)
 
 
 def test_explicit_parameters_override_and_are_reported():
-    exp = resolve_page("synthetic", params("synthetic", profile="cpu", epochs=300, seeds=[3, 4]))
+    exp = resolve_page("synthetic", **params("synthetic", profile="cpu", epochs=300, seeds=[3, 4]))
     assert exp.train_config("aapu", 3).epochs == 300 and exp.seeds == [3, 4]
     assert exp.changes()["train.epochs"] == (300, 1000) and exp.changes()["page.n_seeds"] == (2, 10)
     assert exp.changes()["seeds"][0] == [3, 4]
 
 
+def test_lr_and_checkpoints_are_parameters_and_describe_says_how_runs_run(tmp_path):
+    exp = resolve_page("synthetic", **params("synthetic", profile="cpu", lr=1e-3, checkpoints=True,
+                                             output_dir=str(tmp_path)))
+    assert exp.train_config("aapu").lr == 1e-3 and exp.changes()["train.lr"] == (1e-3, 1e-4)
+    assert exp.checkpoints and "every run checkpoints under synthetic/checkpoints" in exp.describe()
+    paper = resolve_page("synthetic", **params("synthetic"))
+    assert paper.checkpoints and not resolve_page("synthetic", **params("synthetic", checkpoints=False)).checkpoints
+    assert "runs: in this kernel" in paper.describe()
+    ray = resolve_page("synthetic", **params("synthetic", runner={"address": "10.0.0.1:6379", "task": {}}))
+    assert "runs: Ray tasks on 10.0.0.1:6379" in ray.describe()
+
+
 def test_mistyped_parameter_is_named():
     with pytest.raises(ConfigError, match=r"unknown parameter\(s\) \['seedz'\].*the valid parameters "
                                           r"are \[.*'seeds'.*\].*check the spelling"):
-        resolve_page("synthetic", {**params("synthetic"), "seedz": [1]})
+        resolve_page("synthetic", **{**params("synthetic"), "seedz": [1]})
 
 
 @pytest.mark.parametrize("name,value,expected", [("epochs", "10", "int"), ("seeds", 3, "list"),
                                                   ("epochs", True, "int"), ("profile", 1, "str")])
 def test_wrong_type_is_rejected(name, value, expected):
     with pytest.raises(TypeError, match=f"parameter {name}=.*expected {expected}"):
-        resolve_page("synthetic", {**params("synthetic"), name: value})
+        resolve_page("synthetic", **{**params("synthetic"), name: value})
 
 
 def test_unknown_profile_and_dataset():
     with pytest.raises(ValueError, match="unknown profile 'gpu'"):
-        resolve_page("synthetic", params("synthetic", profile="gpu"))
+        resolve_page("synthetic", **params("synthetic", profile="gpu"))
     with pytest.raises(ValueError, match="unknown dataset 'mnist'"):
-        resolve_page("real_data", params("real_data", dataset="mnist"))
+        resolve_page("real_data", **params("real_data", dataset="mnist"))
     with pytest.raises(ValueError, match="unknown page"):
-        resolve_page("nope", {})
+        resolve_page("nope")
 
 
-def test_every_book_page_has_its_parameters_declared():
+def test_every_book_page_declares_and_passes_its_parameters():
+    """The parameters cell defines exactly the experiment's parameters, and the page passes
+    every one of them to resolve_page by name."""
+    import ast
     import jupytext
-    for entry in json.loads((ROOT / "book" / "pages.json").read_text()):
-        nb = jupytext.read(ROOT / "notebooks" / f"{entry['notebook']}.md")
+    for entry in book_pages():
+        name = entry["notebook"]
+        nb = jupytext.read(ROOT / "notebooks" / f"{name}.md")
         source = nb.cells[[c.cell_type for c in nb.cells].index("code")].source
-        page = next(p for p in PAGES if f'resolve_page("{p}"' in "".join(c.source for c in nb.cells))
         declared = {line.split("=")[0].strip() for line in source.splitlines() if "=" in line}
-        assert declared == set(page_parameters(page)), entry["notebook"]
+        assert declared == set(get(name).all_parameters()), name
         assert set(entry["parameters"]) <= declared
+        calls = [node for c in nb.cells if c.cell_type == "code" and "resolve_page(" in c.source
+                 for node in ast.walk(ast.parse(c.source)) if isinstance(node, ast.Call)
+                 and getattr(node.func, "id", None) == "resolve_page"]
+        assert len(calls) == 1 and calls[0].args[0].value == name, name
+        assert {k.arg: k.value.id for k in calls[0].keywords} == {k: k for k in declared}, name
 
 
 def test_run_methods_vectorises_the_mlp_and_keeps_the_tidy_layout(tmp_path):
     from pusupport.book.runs import data_for, run_methods
-    exp = resolve_page("synthetic", params("synthetic", profile="smoke", seeds=[0, 1],
+    exp = resolve_page("synthetic", **params("synthetic", profile="smoke", seeds=[0, 1],
                                            output_dir=str(tmp_path)))
     h = run_methods(exp, {"nnpu": {"method": "nnpu"}, "naive": {"method": "naive"}}, data_for(exp))
     assert list(dict.fromkeys(zip(h.method, h.seed))) == [("nnpu", 0), ("nnpu", 1), ("naive", 0),
@@ -149,7 +170,7 @@ def test_paper_profile_runs_checkpoint_and_resume(tmp_path):
     """At the paper profile a page's runs checkpoint; re-running the page resumes them."""
     from pusupport.data import synthetic
     from pusupport.book.runs import run_methods
-    exp = resolve_page("synthetic", params("synthetic", epochs=3, select_from=2, seeds=[0, 1],
+    exp = resolve_page("synthetic", **params("synthetic", epochs=3, select_from=2, seeds=[0, 1],
                                            output_dir=str(tmp_path)))
 
     def make_data(seed):
@@ -181,7 +202,7 @@ def test_unknown_key_in_training_overrides_names_the_valid_keys():
     with pytest.raises(ConfigError, match=r"unknown train setting\(s\) \['image_folder'\]\. "
                                           r"The valid train keys are \[.*'epochs'.*\]"):
         train(synthetic(0, 10, 50, 10), image_folder="/tmp/x")
-    exp = resolve_page("synthetic", params("synthetic", profile="smoke"))
+    exp = resolve_page("synthetic", **params("synthetic", profile="smoke"))
     with pytest.raises(ConfigError, match=r"unknown train setting\(s\) \['n_labeled'\]; n_labeled "
                                           r"belongs in section 'data'"):
         exp.train_config("aapu", n_labeled=5)
@@ -190,9 +211,9 @@ def test_unknown_key_in_training_overrides_names_the_valid_keys():
 def test_every_table_merges_for_every_page_and_profile():
     """All settings tables are valid: every page resolves at every profile."""
     from pusupport.book.paper import PROFILES
-    for page in PAGES:
+    for page in all_experiments():
         for profile in PROFILES:
-            exp = resolve_page(page, params(page, profile=profile))
+            exp = resolve_page(page, **params(page, profile=profile))
             assert exp.settings.page.n_seeds == len(exp.seeds)
 
 
@@ -202,12 +223,12 @@ def test_every_table_merges_for_every_page_and_profile():
 ])
 def test_page_parameters_conflicting_with_the_schedule_fail_in_the_first_cell(kw, match):
     with pytest.raises(ValueError, match=match):
-        resolve_page("synthetic", params("synthetic", profile="smoke", **kw))
+        resolve_page("synthetic", **params("synthetic", profile="smoke", **kw))
 
 
 def test_snapshot_epochs_beyond_the_run_fail_in_the_first_cell():
     with pytest.raises(ValueError, match=r"snapshot epochs \[5, 10\] are outside epochs 1\.\.4"):
-        resolve_page("histograms", params("histograms", profile="cpu", epochs=4))
+        resolve_page("histograms", **params("histograms", profile="cpu", epochs=4))
 
 
 def test_prior_page_at_the_paper_profile_keeps_each_prior_s_checkpoints_apart(tmp_path):
@@ -215,8 +236,8 @@ def test_prior_page_at_the_paper_profile_keeps_each_prior_s_checkpoints_apart(tm
     factor's runs were refused as 'different data'."""
     from dataclasses import replace
     from pusupport.data import synthetic
-    from pusupport.book.experiments.prior_sensitivity import run_prior_sensitivity
-    exp = resolve_page("prior", params("prior", seeds=[0, 1], output_dir=str(tmp_path)))
+    from pusupport.book.experiments.prior import run_prior_sensitivity
+    exp = resolve_page("prior", **params("prior", seeds=[0, 1], output_dir=str(tmp_path)))
     exp = replace(exp, settings=exp.settings.merge({"train": {"epochs": 2, "select_from": 1},
                                                     "page": {"prior_factors": [0.8, 1.0]}}))
 
@@ -235,32 +256,48 @@ def test_own_data_page_parameters():
     or None, a model by name or dict; a wrong type names the fix."""
     from pusupport.core.config import ModelConfig
     from pusupport.book.experiments.own_data import own_data_settings
-    page = resolve_page("own_data", params("own_data", profile="smoke", features="t.csv",
+    page = resolve_page("own_data", **params("own_data", profile="smoke", features="t.csv",
                                            label_column="y", positive_classes=[1, 2], image_size=[20, 24],
                                            prior=0.3, model={"name": "mlp", "width": 0.5}))
     s = own_data_settings(page)
     assert s["features"] == "t.csv" and s["image_folder"] is None and s["label_column"] == "y"
     assert s["positive_classes"] == ["1", "2"] and s["prior"] == 0.3 and s["image_size"] == [20, 24]
     assert s["model"] == ModelConfig("mlp", width=0.5) and s["train"].epochs == 2
-    assert own_data_settings(resolve_page("own_data", params("own_data", image_folder="d",
+    assert own_data_settings(resolve_page("own_data", **params("own_data", image_folder="d",
                                                               positive_classes=["a"], model=None)))["model"] is None
     with pytest.raises(TypeError, match="parameter prior='0.3' has type str; expected float or None"):
-        resolve_page("own_data", params("own_data", prior="0.3"))
+        resolve_page("own_data", **params("own_data", prior="0.3"))
     with pytest.raises(TypeError, match="parameter image_size=.*expected int or list or None"):
-        resolve_page("own_data", params("own_data", image_size="32"))
+        resolve_page("own_data", **params("own_data", image_size="32"))
     with pytest.raises(ValueError, match="positive_classes is required with your own data"):
-        own_data_settings(resolve_page("own_data", params("own_data", features="t.csv")))
+        own_data_settings(resolve_page("own_data", **params("own_data", features="t.csv")))
     with pytest.raises(ValueError, match="image_folder or features, not both"):
-        own_data_settings(resolve_page("own_data", params("own_data", features="t", image_folder="d")))
+        own_data_settings(resolve_page("own_data", **params("own_data", features="t", image_folder="d")))
 
 
 def test_a_dry_run_keeps_the_settings_takes_the_first_seed_and_says_so():
-    page = resolve_page("real_data", params("real_data", profile="paper", dataset="cifar10",
+    page = resolve_page("real_data", **params("real_data", profile="paper", dataset="cifar10",
                                             dry_run=1))
-    paper = resolve_page("real_data", params("real_data", profile="paper", dataset="cifar10"))
+    paper = resolve_page("real_data", **params("real_data", profile="paper", dataset="cifar10"))
     assert page.seeds == [0] and page.name == "real_cifar10_dry_run"
     assert page.settings.train.batch_size == 2000 and page.settings.train.dry_run == 1
     assert page.settings.data == paper.settings.data and page.settings.model == paper.settings.model
     assert "DRY RUN (dry_run=1)" in page.describe() and "epochs [20]" in page.describe()
     with pytest.raises(ValueError, match="dry_run=4"):
-        resolve_page("synthetic", params("synthetic", dry_run=4))
+        resolve_page("synthetic", **params("synthetic", dry_run=4))
+
+
+def test_a_page_runs_the_plan_that_the_cost_model_prices(tmp_path):
+    """One plan: the page trains each of its runs (labels in the history), and the cost model
+    prices the same runs; a run with data changes sees them (adding P: more labelled P)."""
+    exp = resolve_page("formulation", **params("formulation", profile="smoke", seeds=[0, 1],
+                                               output_dir=str(tmp_path)))
+    history = exp.run()
+    assert list(dict.fromkeys(history.method)) == [spec.label for spec in exp.plan()]
+    assert len(exp.experiment.runs()) == len(exp.plan())
+    exp = resolve_page("adding_p", **params("adding_p", profile="smoke", seeds=[0],
+                                            output_dir=str(tmp_path)))
+    plain, more = exp.plan()
+    assert more.changes == {"data": {"n_labeled": exp.settings.data.n_labeled + 200}}
+    priced = exp.experiment.runs(profile="smoke")
+    assert [r.data.n_p for r in priced] == [100, 300]

@@ -1,21 +1,29 @@
 """The unstated-choices page: which runs each reading needs, and the one-sentence answer."""
 import pandas as pd
 
-from pusupport.book.experiments.readings import BOOK_READING, READINGS, answer, plan
+from pusupport.book.experiments.readings import BOOK_READING, READINGS, answer, pairs, plan
+from pusupport.book.registry import get
 from pusupport.book.verdicts import CONTRADICTED, INCONCLUSIVE, REPRODUCED
 
 
 def test_each_reading_changes_one_side_and_shares_the_rest():
-    pairs, runs = plan(200)
-    assert pairs[0][0] is BOOK_READING and pairs[0][1:3] == ("aapu", "nnpu")
-    labels = {r.short: (a, n, sf) for r, a, n, sf in pairs}
+    _, settings = get("readings").resolve("synthetic", "paper")
+    assert settings.train.select_from == 200
+    pairs_ = pairs(200)
+    assert pairs_[0][0] is BOOK_READING and pairs_[0][1:3] == ("aapu", "nnpu")
+    labels = {r.short: (a, n, sf) for r, a, n, sf in pairs_}
     assert labels["nnPU with sigmoid loss"][:2] == ("aapu", "nnpu loss=sigmoid")
     assert labels["n_select = 5"][:2] == ("aapu n_select=5", "nnpu")
-    assert sorted(sf for r, a, n, sf in pairs if r.select_from_factor) == [100, 400]
+    assert sorted(sf for r, a, n, sf in pairs_ if r.select_from_factor) == [100, 400]
     assert labels["π = 0.4412"][:2] == ("aapu π=0.4412", "nnpu π=0.4412")
-    assert set(runs) == {None, 0.4412} and set(runs[0.4412]) == {"aapu", "nnpu"}
-    assert len(runs[None]) == 9                  # the book's pair + 7 one-sided readings
-    assert len(pairs) == len(READINGS) + 1
+    runs = plan(settings)                        # each run once, whichever readings share it
+    assert len({r.label for r in runs}) == len(runs)
+    assert {r.label for r in runs} == {label for _, a, n, _ in pairs_ for label in (a, n)}
+    changed = [r for r in runs if r.prior is not None]
+    assert {(r.method, r.prior, r.group) for r in changed} == {("aapu", 0.4412, "prior_0.4412"),
+                                                               ("nnpu", 0.4412, "prior_0.4412")}
+    assert len(runs) - len(changed) == 9         # the book's pair + 7 one-sided readings
+    assert len(pairs_) == len(READINGS) + 1
 
 
 def _table(verdicts):

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from ..core.config import ModelConfig, Settings, TrainConfig, as_model_config
+from ..core.config import ModelConfig, Settings, TrainConfig, as_model_config, merge
 from ..core.problem import LabeledData, PUData, make_pu
 from ..data.datasets import DatasetNotFoundError
 from ..data.images import IMAGE_EXTENSIONS, decode_images, image_size_pair, load_image_folder
@@ -171,7 +171,8 @@ def estimator_config(own_or_shape, profile: str = "paper", dry_run: int = 0) -> 
     shape = own_or_shape.labeled.x_train.shape if isinstance(own_or_shape, OwnData) else own_or_shape
     if len(shape) == 4:
         return replace(Settings().merge(OWN_DATA_ESTIMATOR[profile]).train, dry_run=dry_run)
-    return TrainConfig(**{**ESTIMATOR, "model": default_model(shape), "dry_run": dry_run})
+    return merge(Settings().merge(ESTIMATOR).train, {"model": default_model(shape), "dry_run": dry_run},
+                 "train")
 
 
 def estimate(data: PUData, config: TrainConfig | None = None, seed: int = 0,
@@ -224,7 +225,6 @@ def train_config(n_unlabeled: int, model: ModelConfig, method: str = "aapu", epo
                  base: TrainConfig | None = None, **overrides) -> TrainConfig:
     """aaPU's settings for your data (default: the own-data page's 'paper' settings); it
     selects 2 % of U an epoch from epoch ⌊epochs/4⌋ (at least 1)."""
-    from ..core.config import merge
     cfg = base or Settings().merge(OWN_DATA["paper"]).train
     epochs = cfg.epochs if epochs is None else epochs
     return merge(cfg, {"method": method, "model": model, "epochs": epochs,

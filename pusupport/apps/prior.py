@@ -124,9 +124,11 @@ def elkan_noto_from_scores(probs_p, n_p_train: int, n_u_train: int) -> PriorEsti
     return PriorEstimate("Elkan-Noto", prior(c), lo, hi)
 
 
-#: The P-vs-U classifier's defaults (this book's choice): the §4.1 MLP, PN training.
-ESTIMATOR = dict(method="pn", model="mlp", epochs=20, batch_size=256, lr=1e-3, weight_decay=1e-4,
-                 lr_schedule={}, progress=False)
+#: The P-vs-U classifier's defaults (this book's choice), in the book's table shape: the
+#: §4.1 MLP, PN training.
+ESTIMATOR = {"model": dict(name="mlp"),
+             "train": dict(method="pn", epochs=20, batch_size=256, lr=1e-3, weight_decay=1e-4,
+                           lr_schedule={}, progress=False)}
 
 
 def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, **overrides) -> dict:
@@ -139,7 +141,7 @@ def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, **overrides) -> di
     Elkan–Noto's probabilities are those of the actual P : U ratio, σ(g + log(n_p/n_u)). Returns
     ``{"BBE": PriorEstimate, "Elkan-Noto": PriorEstimate}``.
     """
-    from ..core.config import TrainConfig, merge
+    from ..core.config import Settings, merge
     from ..core.problem import supervised
     from ..core.models import predict
     from ..core.runtime import resolve
@@ -147,7 +149,7 @@ def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, **overrides) -> di
     if len(x_p) < 2 or len(x_u) < 2:
         raise ValueError("need at least two labelled positives and two unlabelled points "
                          "(half of each trains the P-vs-U classifier, half is scored)")
-    cfg = merge(config or TrainConfig(**ESTIMATOR), {**overrides, "method": "pn"}, "train")
+    cfg = merge(config or Settings().merge(ESTIMATOR).train, {**overrides, "method": "pn"}, "train")
     cfg = merge(cfg, {"eval_every": 0, "progress": False}, "train")
     start = time.perf_counter()
     gen = torch.Generator().manual_seed(cfg.seed)

@@ -1,8 +1,9 @@
 """Fan-out with Ray (the optional ``cluster`` extra): a book's pages, and a page's runs.
 
 ``book/execute.py --workers N`` (or with ``RAY_ADDRESS`` set) runs each page as a Ray
-task, and sets :data:`ENV` for it, so the page's :func:`~pusupport.book.runs.run_methods`
-sends its runs (one per method, or per method and seed) to the same cluster. Every
+task, and gives it the papermill parameter ``runner`` (the cluster's address and the
+task's resources), so the page's :func:`~pusupport.book.runs.run_methods` sends its runs
+(one per method, or per method and seed) to the same cluster. Every
 task asks for one GPU when the cluster has GPUs (and the device is not ``cpu``), else
 for one CPU; a task's torch and OpenMP threads are the CPUs it was given.
 
@@ -15,11 +16,7 @@ Nothing imports this module unless fan-out was asked for, so Ray stays optional.
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
-
-#: Set for a page executed on Ray: JSON ``{"address": <cluster>, "task": <task options>}``.
-ENV = "PUSUPPORT_RAY"
 
 
 def import_ray():
@@ -67,7 +64,7 @@ def run_page(script: str, page: dict, kwargs: dict, task: dict) -> float:
     (the same path on every node); the page's runs fan out to this cluster too."""
     ray = import_ray()
     limit_threads(task)
-    os.environ[ENV] = json.dumps({"address": ray.get_runtime_context().gcs_address, "task": task})
+    kwargs = {**kwargs, "runner": {"address": ray.get_runtime_context().gcs_address, "task": task}}
     spec = importlib.util.spec_from_file_location("book_execute", script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -120,11 +117,6 @@ class Claims:
         return first
 
 
-def active() -> bool:
-    """Whether this page runs under a Ray fan-out (``book/execute.py`` set :data:`ENV`)."""
-    return bool(os.environ.get(ENV))
-
-
 def train_histories(config, seeds: list, *datas) -> list:
     """One run: train ``config`` on ``datas`` (one per seed, stacked when several);
     return each seed's history."""
@@ -143,15 +135,15 @@ def _claimed_run(claims, key, task: dict, config, seeds: list, *datas):
     return train_histories(config, seeds, *datas)
 
 
-def fan_out(runs: list[tuple], make_data, seeds: list) -> list[list]:
+def fan_out(runs: list[tuple], make_data, seeds: list, runner: dict) -> list[list]:
     """``[train_histories(config, group, *data of group) for config, group in runs]``,
-    the runs as Ray tasks on the cluster in :data:`ENV`, the page taking the ones no
-    worker has started (last first).
+    the runs as Ray tasks on the cluster of ``runner`` (``{"address", "task"}``), the
+    page taking the ones no worker has started (last first).
 
     Every seed's data is built here, once, as the serial loop builds it.
     """
     ray = import_ray()
-    setting = json.loads(os.environ[ENV])
+    setting = runner
     if not ray.is_initialized():
         ray.init(address=setting["address"], log_to_driver=False, logging_level="WARNING")
     data = {seed: make_data(seed) for seed in seeds}

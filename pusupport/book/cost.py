@@ -42,17 +42,10 @@ from ..core.config import ModelConfig, TrainConfig
 from ..core.methods import get_method
 from ..core.models import SparseLinear, build_model
 from ..core.training import n_batches
+from ..data.datasets import SIZES
 
 GPU, PEAK_BF16, MFU = "A100 80GB", 312e12, 0.20
 THROUGHPUT = PEAK_BF16 * MFU
-#: Training images, test images and one image's shape, at the paper's protocol.
-IMAGES = {"cifar10": (50_000, 10_000, (3, 32, 32)), "cifar100": (50_000, 10_000, (3, 32, 32)),
-          "fashion_mnist": (60_000, 10_000, (1, 28, 28))}
-#: 20 Newsgroups (bydate, the loader's tf-idf): training and test posts; per vocabulary
-#: size (``max_features``), the words and the mean non-zeros of a training row (measured).
-NEWS = (11_314, 7_532, {None: (130_107, 158), 20_000: (20_000, 141)})
-
-
 @dataclass(frozen=True)
 class Data:
     """The sizes a run sees: labelled P, U, test rows, U points S may take, one row's
@@ -72,22 +65,20 @@ class Data:
 
 
 def data_sizes(dataset: str, d) -> Data:
-    """The :class:`Data` of ``dataset`` with data settings ``d`` (a DataConfig)."""
-    if dataset == "synthetic":
-        return Data(d.n_labeled, d.n_unlabeled, d.n_test, d.n_unlabeled, (2,))
-    if dataset == "memorization":         # PN: P = the 40 % vehicles, the U slot = the rest
-        n_p = int(0.4 * d.n_train)
-        return Data(n_p, d.n_train - n_p, d.n_val, 0, (3, 32, 32))
-    if dataset == "20news":
-        n_train, n_test, vocabularies = NEWS
-        words, nnz = vocabularies[d.max_features]
+    """The :class:`Data` of ``dataset`` (its :data:`~pusupport.data.datasets.SIZES`) with
+    data settings ``d`` (a DataConfig)."""
+    sizes = SIZES[dataset]
+    shape, nnz = sizes.shape, None
+    if sizes.words:
+        words, nnz = sizes.words[d.max_features]
         shape = (words,)
-    else:
-        n_train, n_test, shape = IMAGES[dataset]
-        nnz = None
+    if d.n_train is not None:            # PN: P = the sample's positives, the U slot = the rest
+        n_p = int(sizes.positive * d.n_train)
+        return Data(n_p, d.n_train - n_p, d.n_val, 0, shape)
     whole = d.n_unlabeled is None                # U is the whole training set, P included
-    n_u = n_train if whole else d.n_unlabeled
-    return Data(d.n_labeled, n_u, n_test, n_u - d.n_labeled if whole else n_u, shape, nnz, whole)
+    n_u = sizes.n_train if whole else d.n_unlabeled
+    return Data(d.n_labeled, n_u, d.n_test or sizes.n_test, n_u - d.n_labeled if whole else n_u,
+                shape, nnz, whole)
 
 
 @dataclass(frozen=True)

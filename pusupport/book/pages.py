@@ -1,47 +1,54 @@
 """A book page's parameters, validated in its first cell, and its resolved settings.
 
-Settings are resolved in layers, each merged by :meth:`~pusupport.core.config.Settings.merge`:
-the paper's settings for the page's data set (:data:`~pusupport.book.paper.PAPER`), what the
-page's experiment adds in the paper, what the profile changes, what the page changes
-at that profile, then the page's explicit papermill parameters. :func:`resolve_page`
-returns a :class:`Page`, which knows every difference from the paper.
+A notebook passes its parameters to :func:`resolve_page` by name; they are checked
+against its experiment's (:class:`~pusupport.book.experiment.Experiment`) and its
+settings resolved by :meth:`~pusupport.book.experiment.Experiment.resolve`. The
+:class:`Page` knows every difference from the paper, runs the experiment's plan, and
+gives the verdicts on its claims.
 """
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pandas as pd
 
-from ..core.config import DRY_RUN_ROWS, ConfigError, Settings, TrainConfig, merge, section_of, sectioned
-from .paper import CPU_DATASET, NOT_IN_PAPER, PAPER, PROFILES
-from .settings import COMMON, NOT_IN_PAPER_PAGES, OPT_INT, PAGES, page_parameters, page_settings
-from .plans import NO_TRAINING, page_cost
-from .records import save_results
+from ..core.config import DRY_RUN_ROWS, ConfigError, Settings, TrainConfig, merge, section_of
+from ..core.methods import get_method
 from ..core.runtime import resolve, resolve_device
-
-_IPYTHON_NAMES = {"In", "Out", "get_ipython", "exit", "quit", "open"}
-PLAIN_TYPES = (type(None), bool, int, float, str, list, tuple, dict)
+from ..data.files import data_root
+from . import registry
+from .claims import verdict_text
+from .cost import price
+from .experiment import OPT_INT, Experiment, RunSpec
+from .paper import CHECKPOINTS, NOT_IN_PAPER, PAPER, PROFILES
+from .records import save_results
+from .runs import run_plan
 
 
 @dataclass
 class Page:
     """A page's resolved settings: ``settings`` (what runs) and ``paper`` (the paper's)."""
 
-    page: str
+    experiment: Experiment
     name: str
     dataset: str | None
     profile: str
     device: str
     seeds: list
     output_dir: Path
-    data_dir: Path | None
+    data_dir: Path
     settings: Settings
     paper: Settings
+    checkpoints: bool = False
+    runner: dict | None = None
     params: dict = field(default_factory=dict)
     started: float = field(default_factory=time.perf_counter)
+
+    @property
+    def page(self) -> str:
+        return self.experiment.name
 
     @property
     def results_dir(self) -> Path:
@@ -57,9 +64,28 @@ class Page:
 
     def train_config(self, method: str, seed: int | None = None, **overrides) -> TrainConfig:
         """The page's training settings for ``method`` (overrides: TrainConfig fields)."""
-        base = replace(self.settings.train, device=self.device,
+        return merge(self._base(seed), {"method": method, **overrides}, "train")
+
+    def _base(self, seed: int | None) -> TrainConfig:
+        return replace(self.settings.train, device=self.device,
                        seed=self.seeds[0] if seed is None else seed)
-        return merge(base, {"method": method, **overrides}, "train")
+
+    def plan(self) -> list[RunSpec]:
+        """The experiment's runs at these settings."""
+        return self.experiment.plan(self.settings) if self.experiment.plan else []
+
+    def config(self, spec: RunSpec, seed: int | None = None) -> TrainConfig:
+        """The TrainConfig of the run ``spec`` on ``seed`` (default: the first)."""
+        return spec.train(self._base(seed))
+
+    def run(self, specs: list[RunSpec] | None = None, make_data=None) -> pd.DataFrame:
+        """Train ``specs`` (default: the whole plan) on every seed; the tidy history."""
+        return run_plan(self, self.plan() if specs is None else specs, make_data)
+
+    def verdict(self) -> str:
+        """Markdown: this page's claims, what was measured and the verdicts."""
+        return verdict_text(self.output_dir, [(c, self.name) for c in self.experiment.claims
+                                              if self.experiment.folder(c.dataset) == self.name])
 
     def describe(self) -> str:
         """Which profile ran, and every setting it changed from the paper."""
@@ -67,7 +93,9 @@ class Page:
         lines = [f"page '{self.page}'{where} — profile '{self.profile}' on {self.device}, "
                  f"seeds {self.seeds}"]
         if self.settings.train.dry_run:
-            visited = self.train_config("aapu" if PAGES[self.page].get("selects") else "nnpu")
+            specs = self.plan()           # a run that selects, if the plan has one
+            run = next((r for r in specs if get_method(r.method).selects), specs[0] if specs else None)
+            visited = self.config(run) if run else self.settings.train
             lines.append(f"DRY RUN (dry_run={self.settings.train.dry_run}): these settings, the first "
                          f"seed only; each run takes one optimisation step in epochs "
                          f"{[e for e in visited.visited_epochs() if visited.steps_in(e)]} of its "
@@ -75,16 +103,16 @@ class Page:
                          f"{DRY_RUN_ROWS} rows of U and of the test set. Nothing here is a result.")
         if self.dataset in NOT_IN_PAPER:
             lines.append(f"({self.dataset} is not in the paper: 'paper' settings are this book's choice)")
-        if self.dataset and self.dataset != PAGES[self.page]["dataset"] and "dataset" not in self.params:
-            lines.append(f"data set: {self.dataset}   (paper: {PAGES[self.page]['dataset']})")
-        if self.page in NOT_IN_PAPER_PAGES:
-            lines.append(f"(not in the paper: {NOT_IN_PAPER_PAGES[self.page]}; 'paper' settings "
+        if self.dataset and self.dataset != self.experiment.dataset and "dataset" not in self.params:
+            lines.append(f"data set: {self.dataset}   (paper: {self.experiment.dataset})")
+        if self.experiment.not_in_paper:
+            lines.append(f"(not in the paper: {self.experiment.not_in_paper}; 'paper' settings "
                          "are the data set's, with this page's choices)")
         changes = self.changes()
         if changes:
             lines.append("changed from the paper:")
             lines += [f"  {k} = {v!r}   (paper: {p!r})" for k, (v, p) in changes.items()]
-        elif self.page in NOT_IN_PAPER_PAGES or self.dataset in NOT_IN_PAPER:
+        elif self.experiment.not_in_paper or self.dataset in NOT_IN_PAPER:
             lines.append("the 'paper' profile's settings, unchanged")
         elif self.dataset:
             lines.append("the paper's settings, unchanged")
@@ -94,12 +122,12 @@ class Page:
     def _notes(self) -> list[str]:
         """Differences from the paper that are not settings: precision, π, the U sample."""
         runtime = resolve(replace(self.settings.train, device=self.device), stacked=len(self.seeds) > 1)
-        notes = [f"device settings: {runtime.describe()}"]
+        notes = [f"device settings: {runtime.describe()}", self._where()]
         if runtime.bf16:
             notes.append("precision: bf16 autocast, scores and risks in float32 (the paper states "
                          "no precision; this book's choice for speed)")
-        if self.page not in NO_TRAINING:
-            notes.append(page_cost(self.page, self.params.get("dataset")).describe())
+        if self.experiment.plan:
+            notes.append(price(self.experiment.runs(self.params.get("dataset"))).describe())
         if self.dataset == "synthetic":
             notes.append("π = 0.4387, the generating process's P(x₂ > sin x₁) (the paper states "
                          "0.4412, the positive fraction of its own sample)")
@@ -109,6 +137,15 @@ class Page:
                          "whole training set, P included), so π is that sample's positive "
                          "fraction")
         return notes
+
+    def _where(self) -> str:
+        """How the runs run, whether they checkpoint, and where data are read from."""
+        runs = (f"Ray tasks on {self.runner['address']}" if self.runner else "in this kernel, one "
+                "after the other")
+        saved = (f"every run checkpoints under {self.results_dir.name}/checkpoints and resumes"
+                 if self.checkpoints else "no checkpoints")
+        data = "" if self.dataset == "synthetic" else f"; data folder: {_short(self.data_dir)}"
+        return f"runs: {runs}; {saved}{data}"
 
     def wall_time(self) -> float:
         return time.perf_counter() - self.started
@@ -122,6 +159,15 @@ class Page:
                             wall_seconds=round(self.wall_time(), 1), **extra)
 
 
+def _short(path: Path) -> str:
+    """``path`` relative to the working directory when inside it, else with ``~`` for home."""
+    path = Path(path).resolve()
+    for base, shown in ((Path.cwd(), "."), (Path.home(), "~")):
+        if path.is_relative_to(base):
+            return str(Path(shown) / path.relative_to(base))
+    return str(path)
+
+
 def _check_type(name, value, expected):
     ok = isinstance(value, expected) and not (isinstance(value, bool) and expected in (int, OPT_INT))
     if not ok:
@@ -131,45 +177,10 @@ def _check_type(name, value, expected):
                         f"expected {names} — fix the papermill -p/-y value")
 
 
-def _parameter_names(namespace: dict, required) -> list[str]:
-    """The names the parameters cell and papermill's injected cell defined.
-
-    In IPython with history (papermill), they are read from the cells run before the
-    first call of :func:`resolve_page`. Otherwise (nbval, plain Python): every plain
-    value in ``namespace`` that was not imported from a module.
-    """
-    import ast
-    import sys
-    cells = namespace.get("In")
-    if isinstance(cells, list):
-        names = []
-        for source in cells[1:-1]:
-            if "resolve_page(" in source:     # a re-run: only cells before the first call count
-                break
-            try:
-                tree = ast.parse(source)
-            except SyntaxError:
-                continue
-            for node in ast.walk(tree):
-                targets = (node.targets if isinstance(node, ast.Assign)
-                           else [node.target] if isinstance(node, ast.AnnAssign) else [])
-                names += [t.id for t in targets if isinstance(t, ast.Name)]
-        if set(required) <= set(names):
-            return list(dict.fromkeys(names))
-
-    def imported(name, value):      # `from module import NAME` leaves the same object behind
-        if isinstance(value, (type(None), bool, int, float, str)):
-            return False                # scalars are shared objects: identity says nothing
-        return any(getattr(m, name, None) is value for m in list(sys.modules.values())
-                   if getattr(m, "__dict__", None) is not namespace)
-    return [k for k, v in namespace.items() if not k.startswith("_") and k not in _IPYTHON_NAMES
-            and isinstance(v, PLAIN_TYPES) and not imported(k, v)]
-
-
-def _check_schedule(page: str, s: Settings) -> None:
+def _check_schedule(experiment: Experiment, s: Settings) -> None:
     """Page settings that contradict the training schedule, caught before anything runs."""
     epochs = s.train.epochs
-    if PAGES[page].get("selects") and not 1 <= s.train.select_from <= epochs:
+    if experiment.selects and not 1 <= s.train.select_from <= epochs:
         raise ValueError(f"select_from={s.train.select_from} is outside epochs 1..{epochs}: "
                          "aaPU would never select; lower select_from or raise epochs")
     late = [e for e in s.page.snapshot_epochs or [] if not 1 <= e <= epochs]
@@ -184,32 +195,30 @@ def _is_setting(name: str) -> bool:
     return name != "model" and bool(section_of(name))
 
 
-def resolve_page(page: str, namespace: dict) -> Page:
-    """Validate a notebook's parameters (its ``globals()``) and resolve its settings."""
-    if page not in PAGES:
-        raise ValueError(f"unknown page {page!r}: use one of {sorted(PAGES)}")
-    spec = page_parameters(page)
-    given = {k: namespace[k] for k in _parameter_names(namespace, COMMON) if k in namespace}
+def resolve_page(name: str, **given) -> Page:
+    """Validate a notebook's parameters (passed by name) and resolve its settings."""
+    experiment = registry.get(name)
+    spec = experiment.all_parameters()
     unknown = sorted(set(given) - set(spec))
     if unknown:
-        raise ConfigError(f"unknown parameter(s) {unknown} for page '{page}': "
+        raise ConfigError(f"unknown parameter(s) {unknown} for page '{name}': "
                           f"the valid parameters are {sorted(spec)} — check the spelling")
-    for name, expected in spec.items():
-        if name not in given:
-            raise NameError(f"parameter {name!r} is missing from the parameters cell")
-        _check_type(name, given[name], expected)
+    for key, expected in spec.items():
+        if key not in given:
+            raise NameError(f"parameter {key!r} is missing: pass it to resolve_page "
+                            "(and define it in the parameters cell)")
+        _check_type(key, given[key], expected)
     profile = given["profile"]
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}: use one of {list(PROFILES)}")
-    dataset = (given.get("dataset") or (CPU_DATASET.get(page) if profile != "paper" else None)
-               or PAGES[page]["dataset"])
+    dataset = (given.get("dataset") or (experiment.cpu_dataset if profile != "paper" else None)
+               or experiment.dataset)
     if dataset is not None and dataset not in PAPER:
         raise ValueError(f"unknown dataset {dataset!r}: use one of {sorted(PAPER)}")
-    paper, settings = page_settings(page, dataset, profile)
-    explicit = {k: v for k, v in given.items() if k in PAGES[page]["parameters"]
+    explicit = {k: v for k, v in given.items() if k in experiment.parameters
                 and v is not None and _is_setting(k)}
-    settings = settings.merge(sectioned(explicit))
-    _check_schedule(page, settings)
+    paper, settings = experiment.resolve(dataset, profile, explicit)
+    _check_schedule(experiment, settings)
     seeds = given["seeds"] if given["seeds"] is not None else list(range(settings.page.n_seeds))
     if not seeds or not all(isinstance(s, int) and not isinstance(s, bool) for s in seeds):
         raise TypeError(f"seeds={seeds!r}: give a non-empty list of ints, e.g. [0, 1, 2]")
@@ -220,13 +229,11 @@ def resolve_page(page: str, namespace: dict) -> Page:
     if dry_run:
         settings, seeds = settings.merge({"train": {"dry_run": dry_run}}), seeds[:1]
     settings = settings.merge({"page": {"n_seeds": len(seeds)}})
-    data_dir = given["data_dir"] or os.environ.get("PUSUPPORT_DATA")
-    params = {k: given[k] for k in PAGES[page]["parameters"] if not _is_setting(k)}
+    params = {k: given[k] for k in experiment.parameters if not _is_setting(k)}
     if params.get("dataset") is None:          # the profile chose the data set, if any
         params.pop("dataset", None)
-    name = PAGES[page].get("results", page).format(dataset=dataset) + ("_dry_run" if dry_run else "")
-    return Page(page, name, dataset, profile, str(resolve_device(given["device"])), seeds,
-                Path(given["output_dir"]), Path(data_dir) if data_dir else None,
-                settings, paper, params)
-
-
+    checkpoints = CHECKPOINTS[profile] if given["checkpoints"] is None else given["checkpoints"]
+    folder = experiment.folder(dataset) + ("_dry_run" if dry_run else "")
+    return Page(experiment, folder, dataset, profile, str(resolve_device(given["device"])), seeds,
+                Path(given["output_dir"]), data_root(given["data_dir"]), settings, paper,
+                checkpoints, given["runner"], params)

@@ -6,9 +6,12 @@ misplaced key is an error naming the valid keys.
 """
 from __future__ import annotations
 
-from ..apps.own import OWN_DATA
+import pandas as pd
 
 PROFILES = ("smoke", "cpu", "paper")
+#: Whether a page's runs checkpoint (and resume) at each profile; a page's ``checkpoints``
+#: parameter overrides it.
+CHECKPOINTS = {"smoke": False, "cpu": False, "paper": True}
 
 def _table1(model: dict, **train) -> dict:
     """A real data set of the paper's Table 1: 1,000 labelled positives, U the whole
@@ -98,70 +101,17 @@ PROFILE_CHANGES = {
                   "train": {**_SMOKE_REAL["train"], "batch_size": 200}}},
 }
 
-_CPU_CIFAR_SHORT = {"data": dict(n_unlabeled=5000),
-                    "train": dict(epochs=10, lr_schedule={5: 5e-5, 8: 1e-5}), "page": dict(n_seeds=1)}
+#: A short CIFAR-10 run on a U sample (the adding-P and histogram pages at ``cpu``).
+CPU_CIFAR_SHORT = {"data": dict(n_unlabeled=5000),
+                   "train": dict(epochs=10, lr_schedule={5: 5e-5, 8: 1e-5}), "page": dict(n_seeds=1)}
 
-#: What a page changes on top of its data set's settings, per profile. Entries in
-#: "paper" are part of the experiment's definition in the paper (e.g. 7,000 extra P).
-PAGE_CHANGES = {
-    "formulation": {    # a short demonstration with the §4.1 model and data (not in the paper)
-        "paper": {"train": dict(epochs=300), "page": dict(n_seeds=1)},
-        "cpu": {"train": dict(epochs=300, eval_every=5), "page": dict(n_seeds=1)},
-        "smoke": {"train": dict(epochs=10), "page": dict(n_seeds=1)}},
-    "adding_p": {
-        "paper": {"page": dict(extra_positives=7000)},
-        "cpu": {**_CPU_CIFAR_SHORT, "page": dict(extra_positives=7000, n_seeds=1)},
-        "smoke": {"page": dict(extra_positives=200)}},
-    "histograms": {
-        "paper": {"page": dict(snapshot_epochs=[10, 50, 200], top_k=150, n_seeds=1)},
-        "cpu": {**_CPU_CIFAR_SHORT, "page": dict(snapshot_epochs=[2, 5, 10], top_k=300, n_seeds=1)},
-        "smoke": {"page": dict(snapshot_epochs=[1, 2, 3], top_k=20, n_seeds=1)}},
-    "synthetic": {    # curves: every epoch at "paper", every 10th at "cpu" (and the last)
-        "cpu": {"train": dict(eval_every=10)}},
-    "readings": {      # final numbers only: no per-epoch test
-        "paper": {"train": dict(eval_every=0)}},
-    "biased_selection": {
-        "paper": {"page": dict(snapshot_epochs=[200], selection_ks=[200, 300, 400])},
-        "cpu": {"page": dict(snapshot_epochs=[200], selection_ks=[200, 300, 400], n_seeds=3),
-                "train": dict(eval_every=10)},
-        "smoke": {"page": dict(snapshot_epochs=[6], selection_ks=[200, 300, 400])}},
-    "discussion": {
-        "paper": {"page": dict(n_select_grid=[40, 80, 160, 320], select_from_grid=[20, 60]),
-                  "train": dict(eval_every=0)},           # final numbers only: no per-epoch test
-        "cpu": {"train": dict(epochs=20, lr_schedule={5: 1e-5}),
-                "page": dict(n_select_grid=[40, 80, 160, 320], select_from_grid=[2, 6], n_seeds=1)},
-        "smoke": {"page": dict(n_select_grid=[10, 20], select_from_grid=[2, 3], n_seeds=1)}},
-    "prior": {
-        "paper": {"page": dict(prior_factors=[0.8, 0.9, 1.0, 1.1, 1.2]),
-                  "train": dict(eval_every=0)},           # final numbers only: no per-epoch test
-        "cpu": {"train": dict(epochs=300, select_from=100),
-                "page": dict(prior_factors=[0.8, 1.0, 1.2], n_seeds=2)},
-        "smoke": {"page": dict(prior_factors=[0.8, 1.0, 1.2])}},
-}
 
-#: Pages whose `cpu` and `smoke` profiles run another data set than the paper's (too slow here).
-CPU_DATASET = {"discussion": "fashion_mnist"}
-
-#: The P-vs-U classifier behind the prior estimates (this book's choice; not in the paper):
-#: settings per data set at "paper" (also used by `cpu`) and at "smoke".
-PRIOR_ESTIMATION = {
-    "synthetic": {"paper": {"model": dict(name="mlp"), "train": dict(epochs=20, batch_size=128)},
-                  "smoke": {"model": dict(name="mlp"), "train": dict(epochs=3, batch_size=128)}},
-    "cifar10": {
-        "paper": {"model": dict(name="kiryo_cnn", width=0.25), "data": dict(n_unlabeled=10_000),
-                  "train": dict(epochs=5, batch_size=256)},
-        "smoke": {"model": dict(name="kiryo_cnn", width=0.125), "data": dict(n_unlabeled=1000),
-                  "train": dict(epochs=1, batch_size=256)}},
-    "20news": {
-        "paper": {"model": dict(name="news_mlp"), "data": dict(max_features=20_000),
-                  "train": dict(epochs=10, batch_size=256)},
-        "smoke": {"model": dict(name="news_mlp"), "data": dict(max_features=2000),
-                  "train": dict(epochs=2, batch_size=256)}},
-    "fashion_mnist": {
-        "paper": {"model": dict(name="news_mlp", activation="relu"), "train": dict(epochs=5, batch_size=256)},
-        "smoke": {"model": dict(name="news_mlp", activation="relu"), "data": dict(n_unlabeled=2000),
-                  "train": dict(epochs=1, batch_size=256)}},
-}
-
-#: The own-data page: the package's own-data settings, per profile (pusupport.apps.own).
-PAGE_CHANGES["own_data"] = OWN_DATA
+def profile_table() -> pd.DataFrame:
+    """Every data set's settings in the paper and what each profile changes."""
+    rows = []
+    for dataset, paper in PAPER.items():
+        for profile in PROFILES:
+            table = paper if profile == "paper" else PROFILE_CHANGES[dataset][profile]
+            text = "; ".join(f"{s}.{k}={v}" for s, values in table.items() for k, v in values.items())
+            rows.append({"data set": dataset, "profile": profile, "settings": text or "—"})
+    return pd.DataFrame(rows).set_index(["data set", "profile"])

@@ -10,20 +10,18 @@ import seaborn as sns
 import torch
 
 from ..core.methods import METHODS
-
-#: Runs a page names other than by their method (label: (legend name, colour)); a method's
-#: own name and colour come from the method registry.
-RUN_LABELS = {"nnpu+p": ("nnPU + extra P", "#2ca02c")}
+from .registry import run_labels
 
 
 def legend_name(label: str) -> str:
-    """The name a run labelled ``label`` has in legends."""
-    return METHODS[label].label if label in METHODS else RUN_LABELS.get(label, (label,))[0]
+    """The name a run labelled ``label`` has in legends: its method's, or the one its
+    experiment gives it."""
+    return METHODS[label].label if label in METHODS else run_labels().get(label, (label,))[0]
 
 
 def palette(labels) -> dict:
-    """A colour for each run label: its method's, or :data:`RUN_LABELS`' (None: seaborn's)."""
-    return {l: METHODS[l].color if l in METHODS else RUN_LABELS.get(l, (l, None))[1]
+    """A colour for each run label: its method's, or its experiment's (None: seaborn's)."""
+    return {l: METHODS[l].color if l in METHODS else run_labels().get(l, (l, None))[1]
             for l in labels}
 
 

@@ -12,6 +12,7 @@ from ..core.progress import progress
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from .experiment import RunSpec
     from .pages import Page
 
 
@@ -41,10 +42,11 @@ def run_methods(page: Page, methods, make_data, group: str | None = None, **over
     ``methods`` is a list of names, or a dict mapping a label to TrainConfig overrides
     (e.g. ``{"nnpu+p": {"method": "nnpu"}}``). With several seeds, methods that stack
     run all seeds at once as one network (the same maths); the others run seed by
-    seed. At the ``paper`` profile every run checkpoints under
+    seed. With ``page.checkpoints`` every run checkpoints under
     ``<results>/checkpoints/[<group>/]<label>``, and re-running the page resumes.
-    Under ``book/execute.py --workers N`` these runs are Ray tasks instead
-    (:func:`pusupport.book.cluster.fan_out`), on the same data and seeds.
+    With ``page.runner`` (a Ray cluster, set by ``book/execute.py --workers N``) these
+    runs are Ray tasks instead (:func:`pusupport.book.cluster.fan_out`), on the same
+    data and seeds.
     Returns the tidy history of all runs.
     """
     from ..core.members import check_stackable
@@ -56,7 +58,7 @@ def run_methods(page: Page, methods, make_data, group: str | None = None, **over
     for label, spec in methods.items():
         spec = {**overrides, **spec}
         configs[label] = page.train_config(spec.pop("method", label), **spec)
-        if page.profile == "paper":          # hours-long runs: resume where a crash left them
+        if page.checkpoints:                 # hours-long runs: resume where a crash left them
             folder = page.results_dir / "checkpoints" / (group or "") / label
             configs[label] = replace(configs[label], checkpoint_dir=str(folder))
     stackable = [label for label, cfg in configs.items() if get_method(cfg.method).stacks]
@@ -67,7 +69,7 @@ def run_methods(page: Page, methods, make_data, group: str | None = None, **over
             stackable = []
     else:
         stackable = []
-    if cluster.active():                     # a page under `book/execute.py --workers N`
+    if page.runner:                          # a page under `book/execute.py --workers N`
         histories = _fan_out(page, configs, stackable, make_data)
     else:
         histories = {}
@@ -90,6 +92,25 @@ def _fan_out(page: Page, configs: dict, stackable: list, make_data) -> dict:
     groups = [(label, list(page.seeds)) for label in stackable] + [
         (label, [seed]) for seed in page.seeds for label in configs if label not in stackable]
     done = cluster.fan_out([(configs[label], seeds) for label, seeds in groups], make_data,
-                           page.seeds)
+                           page.seeds, page.runner)
     return {(label, seed): history for (label, seeds), runs in zip(groups, done)
             for seed, history in zip(seeds, runs)}
+
+
+def run_plan(page: Page, specs: list[RunSpec], make_data=None) -> pd.DataFrame:
+    """Train ``specs`` (a plan's runs) on the page's seeds: the runs that share a group,
+    a π and data changes are trained together by :func:`run_methods` on the same data
+    (``make_data``, default :func:`data_for` of the page with the runs' data changes)."""
+    groups: dict = {}
+    for spec in specs:
+        data = spec.changes.get("data", {})
+        key = (spec.group, spec.prior, tuple(sorted(data.items())))
+        groups.setdefault(key, {})[spec.label] = {"method": spec.method,
+                                                  **spec.changes.get("train", {})}
+    histories = []
+    for (group, prior, data), runs in groups.items():
+        make = make_data if make_data is not None and not data else data_for(page, **dict(data))
+        if prior is not None:
+            make = (lambda seed, base=make, p=prior: replace(base(seed), prior=p))
+        histories.append(run_methods(page, runs, make, group=group))
+    return pd.concat(histories, ignore_index=True)

@@ -7,31 +7,60 @@ import pandas as pd
 from ...core.problem import PUData
 from ...core.selection import top_k_purity
 from ...core.training import train
+from ..claims import Claim, observed
+from ..experiment import OPT_INT, TRAINING, Experiment, RunSpec
+from ..paper import CPU_CIFAR_SHORT
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..pages import Page
 
-#: The settings of Fig. 3: (method, loss, histogram range).
-HISTOGRAM_SETTINGS = {"nnPU, sigmoid loss": ("nnpu", "sigmoid", (0.0, 1.0)),
-                      "uPU, sigmoid loss": ("upu", "sigmoid", (0.0, 1.0)),
-                      "nnPU, logistic loss": ("nnpu", "logistic", None)}
+#: The runs of Fig. 3, one seed each: title → (method, loss, histogram range).
+SIGMOID_NNPU, SIGMOID_UPU, LOGISTIC_NNPU = "nnPU, sigmoid loss", "uPU, sigmoid loss", "nnPU, logistic loss"
+SETTINGS = {SIGMOID_NNPU: ("nnpu", "sigmoid", (0.0, 1.0)), SIGMOID_UPU: ("upu", "sigmoid", (0.0, 1.0)),
+            LOGISTIC_NNPU: ("nnpu", "logistic", None)}
+
+
+def plan(s) -> list[RunSpec]:
+    return [RunSpec(title, method, {"train": dict(loss=loss, selection_loss=loss,
+                                                  record_u_losses=s.page.snapshot_epochs)},
+                    seeds=1, stacks=False, values={"range": value_range})
+            for title, (method, loss, value_range) in SETTINGS.items()]
 
 
 def run_loss_snapshots(page: Page, data: PUData):
-    """Train each setting and keep U's losses at the snapshot epochs. Returns (panels for
-    :func:`~pusupport.book.plots.loss_histograms`, history with the top-k purity per snapshot)."""
-    snapshots, top_k = page.settings.page.snapshot_epochs, page.settings.page.top_k
+    """Train each run of the plan and keep U's losses at the snapshot epochs. Returns
+    (panels for :func:`~pusupport.book.plots.loss_histograms`, history with the top-k
+    purity per snapshot)."""
+    top_k = page.settings.page.top_k
     panels, rows = {}, []
-    for title, (method, loss, value_range) in HISTOGRAM_SETTINGS.items():
-        result = train(data, page.train_config(method, loss=loss, selection_loss=loss,
-                                               record_u_losses=snapshots))
-        panels[title] = {"losses": result.u_losses, "range": value_range}
-        h = result.history.assign(method=title)
+    for spec in page.plan():
+        result = train(data, page.config(spec))
+        panels[spec.label] = {"losses": result.u_losses, "range": spec.values["range"]}
+        h = result.history.assign(method=spec.label)
         for epoch, losses in result.u_losses.items():
             n = len(losses)                          # U's first n rows (all but in a dry run)
             h.loc[h.epoch == epoch, "top_k_purity"] = top_k_purity(losses, data.u_truth[:n], top_k,
                                                                    ~data.u_in_p[:n])
         rows.append(h)
     return panels, pd.concat(rows, ignore_index=True)
+
+
+def purity(summary, history):
+    """Observed when nnPU (logistic)'s top-k purity at its last snapshot exceeds π."""
+    rows = history[history.method == LOGISTIC_NNPU].dropna(subset=["top_k_purity"])
+    last = rows.loc[rows.epoch.idxmax()]
+    text = (f"nnPU (logistic), epoch {int(last.epoch)}: top-k purity {last.top_k_purity:.1%} "
+            f"vs π = {summary['prior']:.3f}")
+    return observed(text, last.top_k_purity > summary["prior"])
+
+
+EXPERIMENT = Experiment(
+    "histograms", dataset="cifar10",
+    changes={
+        "paper": {"page": dict(snapshot_epochs=[10, 50, 200], top_k=150, n_seeds=1)},
+        "cpu": {**CPU_CIFAR_SHORT, "page": dict(snapshot_epochs=[2, 5, 10], top_k=300, n_seeds=1)},
+        "smoke": {"page": dict(snapshot_epochs=[1, 2, 3], top_k=20, n_seeds=1)}},
+    parameters={**TRAINING, "top_k": OPT_INT}, plan=plan,
+    claims=(Claim("Large-loss U points (scored as negatives) are mostly positive (Fig. 3)", purity),))

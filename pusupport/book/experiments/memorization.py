@@ -9,6 +9,8 @@ from ...core.problem import as_features, flip_labels, resolve_classes, supervise
 from ...data.datasets import CIFAR10_POSITIVE, LabeledData
 from ...core.progress import progress
 from ...core.training import train
+from ..claims import Claim, observed
+from ..experiment import TRAINING, Experiment, RunSpec
 
 from typing import TYPE_CHECKING
 
@@ -37,13 +39,38 @@ def run_memorization(page: Page, cifar10: LabeledData) -> pd.DataFrame:
     x_val, y_val = random_rows(s.data.n_val, cifar10.x_test, binary["test"])
     x_val = as_features(x_val)
     runs = []
-    for noise in progress(s.page.noise_rates, desc="noise rates"):
+    for spec in progress(page.plan(), desc="noise rates"):
+        noise = spec.values["noise"]
         for seed in page.seeds:
             noisy = flip_labels(y_train, noise, seed)
             data = supervised(as_features(x_train[noisy > 0]), as_features(x_train[noisy < 0]),
                               x_val, y_val,
                               name=f"CIFAR-10, {noise:.0%} noise")
-            h = train(data, page.train_config("pn", seed)).history
-            runs.append(h.assign(noise=noise, method=f"noise {noise:.0%}",
+            h = train(data, page.config(spec, seed)).history
+            runs.append(h.assign(noise=noise, method=spec.label,
                                  train_accuracy=1 - h.train_error, val_accuracy=1 - h.test_error))
     return pd.concat(runs, ignore_index=True)
+
+
+def plan(s) -> list[RunSpec]:
+    """PN training, one run per noise rate and seed."""
+    return [RunSpec(f"noise {noise:.0%}", "pn", stacks=False, values={"noise": noise})
+            for noise in s.page.noise_rates]
+
+
+def memorisation(summary, history):
+    """Observed when the mean validation accuracy at the largest noise rate ends more than
+    0.01 below its peak."""
+    worst = history[history.noise == history.noise.max()]
+    mean = worst.groupby("epoch")[["train_accuracy", "val_accuracy"]].mean()
+    best, final = mean.val_accuracy.max(), mean.val_accuracy.iloc[-1]
+    text = (f"{worst.noise.max():.0%} noise: validation accuracy peaks at {best:.3f} "
+            f"(epoch {mean.val_accuracy.idxmax()}), ends at {final:.3f}; "
+            f"training accuracy on noisy labels ends at {mean.train_accuracy.iloc[-1]:.3f}")
+    return observed(text, best - final > 0.01)
+
+
+EXPERIMENT = Experiment(
+    "memorization", dataset="memorization", sizes="cifar10", parameters=TRAINING, plan=plan,
+    claims=(Claim("Memorisation: with label noise, validation accuracy peaks early, then falls "
+                  "(Fig. 2)", memorisation),))

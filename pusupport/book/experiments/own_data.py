@@ -2,11 +2,14 @@
 trained on it (the steps themselves are in :mod:`pusupport.apps.own`)."""
 from __future__ import annotations
 
+from ...apps.own import OWN_DATA, OWN_DATA_ESTIMATOR, train_config
+from ..cost import data_sizes
+from ..experiment import OPT_INT, TRAINING, Experiment, RunSpec
+
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from ..pages import Page
-
 
 
 def own_data_settings(page: Page) -> dict:
@@ -32,3 +35,24 @@ def own_data_settings(page: Page) -> dict:
             "prior": p.get("prior"), "model": None if p.get("model") is None else as_model_config(p["model"]),
             "n_labeled": s.data.n_labeled, "n_unlabeled": s.data.n_unlabeled,
             "train": replace(s.train, device=page.device, seed=page.seeds[0])}
+
+
+def plan(s, profile: str = "paper") -> list[RunSpec]:
+    """The example (CIFAR-10 as image files): the P-vs-U classifier behind π, then aaPU, whose
+    selection follows from the size of U (:func:`pusupport.apps.own.train_config`)."""
+    data = {"n_labeled": s.data.n_labeled, "n_unlabeled": s.data.n_unlabeled}
+    aapu = train_config(data_sizes("cifar10", s.data).n_u, s.model, base=s.train)
+    return [RunSpec("estimator", "pn", {**OWN_DATA_ESTIMATOR[profile], "data": data},
+                    dataset="cifar10", estimator=True),
+            RunSpec("aapu", "aapu", {"data": data, "train": {"n_select": aapu.n_select,
+                                                             "select_from": aapu.select_from}},
+                    seeds=1, stacks=False, dataset="cifar10")]
+
+
+EXPERIMENT = Experiment(
+    "own_data", changes=OWN_DATA, plan=plan,
+    not_in_paper="your own images or features",
+    parameters={"image_folder": (str, type(None)), "features": (str, type(None)),
+                "label_column": (str, type(None)), "positive_classes": (list, type(None)),
+                "image_size": (int, list, type(None)), "prior": (float, type(None)),
+                "model": (str, dict, type(None)), "n_labeled": OPT_INT, **TRAINING})

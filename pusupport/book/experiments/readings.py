@@ -7,11 +7,11 @@ that a reading leaves unchanged are shared with the book's own reading.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import pandas as pd
 
-from ..runs import data_for, run_methods
+from ..experiment import TRAINING, Experiment, RunSpec
 from ..verdicts import REPRODUCED, paired_difference, verdict
 
 from typing import TYPE_CHECKING
@@ -68,39 +68,43 @@ def _changes(reading: Reading, select_from: int) -> tuple[dict, dict]:
     return aapu, dict(reading.nnpu)
 
 
-def plan(select_from: int, readings=READINGS) -> tuple[list, dict]:
-    """(each reading with its aaPU and nnPU run labels, the runs {π or None: {label:
-    TrainConfig changes}}), for a page whose first selection epoch is ``select_from``."""
-    pairs, runs = [], {None: {"nnpu": {"method": "nnpu"}, "aapu": {"method": "aapu"}}}
+def pairs(select_from: int, readings=READINGS) -> list[tuple]:
+    """(reading, its aaPU run's label, its nnPU run's label, its first selection epoch)
+    for a page whose first selection epoch is ``select_from``; runs with π changed carry
+    " π=<value>" in their labels."""
+    out = []
     for reading in (BOOK_READING, *readings):
         aapu, nnpu = _changes(reading, select_from)
-        a, n = _label("aapu", aapu), _label("nnpu", nnpu)
-        runs.setdefault(reading.prior, {}).update({a: {"method": "aapu", **aapu},
-                                                   n: {"method": "nnpu", **nnpu}})
-        if reading.prior is not None:
-            a, n = f"{a} π={reading.prior}", f"{n} π={reading.prior}"
-        pairs.append((reading, a, n, aapu.get("select_from")))
-    return pairs, runs
+        suffix = "" if reading.prior is None else f" π={reading.prior}"
+        out.append((reading, _label("aapu", aapu) + suffix, _label("nnpu", nnpu) + suffix,
+                    aapu.get("select_from")))
+    return out
+
+
+def plan(s, readings=READINGS) -> list[RunSpec]:
+    """Every run the readings need, once: the book's pair, then each reading's changed runs
+    (a reading with π changed trains both methods with that π)."""
+    runs = {}
+    for reading in (BOOK_READING, *readings):
+        group = "readings" if reading.prior is None else f"prior_{reading.prior}"
+        suffix = "" if reading.prior is None else f" π={reading.prior}"
+        for method, changes in zip(("aapu", "nnpu"), _changes(reading, s.train.select_from)):
+            label = _label(method, changes) + suffix
+            runs.setdefault(label, RunSpec(label, method, {"train": changes} if changes else {},
+                                           prior=reading.prior, group=group))
+    return list(runs.values())
 
 
 def run_readings(page: Page, readings=READINGS) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Train every run the readings need; return (tidy history, one row per reading).
 
-    The history's ``method`` column names each run by its changes ("aapu n_select=5");
-    runs with π changed carry " π=<value>".
+    The history's ``method`` column names each run by its changes ("aapu n_select=5").
     """
-    base = data_for(page)
-    pairs, runs = plan(page.settings.train.select_from, readings)
-    histories = [run_methods(page, runs[None], base, group="readings")]
-    for prior in [p for p in runs if p is not None]:
-        changed = run_methods(page, runs[prior], lambda seed: replace(base(seed), prior=prior),
-                              group=f"prior_{prior}")
-        histories.append(changed.assign(method=changed.method + f" π={prior}"))
-    history = pd.concat(histories, ignore_index=True)
+    history = page.run(plan(page.settings, readings))
     last = history.sort_values("epoch").groupby(["method", "seed"]).tail(1)   # each run's last epoch
     final = last.set_index(["method", "seed"]).test_error
     rows = []
-    for reading, a, n, select_from in pairs:
+    for reading, a, n, select_from in pairs(page.settings.train.select_from, readings):
         p = paired_difference(final[a][page.seeds], final[n][page.seeds])
         rows.append({"choice": reading.choice, "reading": reading.value,
                      "label": reading.short.format(select_from=select_from),
@@ -127,9 +131,16 @@ def answer_for(output_dir) -> str:
     """The answer written by the readings page under ``output_dir``, or why there is none."""
     import json
     from pathlib import Path
-    path = Path(output_dir) / "readings" / "summary.json"
+    path = Path(output_dir) / EXPERIMENT.folder() / "summary.json"
     if not path.exists():
         return "The readings page has not run."
     summary = json.loads(path.read_text())
     return (f"{answer(pd.DataFrame(summary['readings']))} ({summary['profile']} profile, "
             f"{len(summary['seeds'])} seeds)")
+
+
+EXPERIMENT = Experiment(
+    "readings", dataset="synthetic", selects=True,
+    not_in_paper="one reading of a choice the paper leaves open at a time",
+    changes={"paper": {"train": dict(eval_every=0)}},     # final numbers only: no per-epoch test
+    parameters=TRAINING, plan=plan)

@@ -1,0 +1,21 @@
+"""Table 2: nnPU and aaPU on the real data sets (one page each), and on Fashion-MNIST,
+which the paper does not use."""
+from ..claims import Claim, lower_error
+from ..experiment import OPT_INT, TRAINING, Experiment, runs_of
+
+EXPERIMENT = Experiment(
+    "real_data", dataset="cifar10", selects=True,
+    parameters={"dataset": str, **TRAINING, "n_select": OPT_INT, "select_from": OPT_INT,
+                "n_unlabeled": OPT_INT},
+    plan=lambda s: runs_of(["nnpu", "aapu"]),
+    pages={"real_cifar10": {"dataset": "cifar10", "title": "Real data: CIFAR-10"},
+           "real_cifar100": {"dataset": "cifar100", "title": "Real data: CIFAR-100"},
+           "real_20news": {"dataset": "20news", "title": "Real data: 20 Newsgroups"},
+           "real_fashion_mnist": {"dataset": "fashion_mnist",
+                                  "title": "Real data: Fashion-MNIST (beyond the paper)"}},
+    claims=tuple(Claim(text, lower_error("aapu", "nnpu"), dataset) for text, dataset in (
+        ("CIFAR-10: aaPU has a lower test error than nnPU (Table 2)", "cifar10"),
+        ("CIFAR-100: aaPU has a lower test error than nnPU (Table 2)", "cifar100"),
+        ("20News: aaPU has a lower test error than nnPU (Table 2)", "20news"),
+        ("Fashion-MNIST (beyond the paper): aaPU has a lower test error than nnPU",
+         "fashion_mnist"))))

@@ -1,0 +1,94 @@
+"""The book's experiments, found in :mod:`pusupport.book.experiments` (every module there
+that defines ``EXPERIMENT``), and the book's pages in the order of ``book/_toc.yml``.
+
+Adding a page is its module in ``experiments/``, its notebook and its line in the table of
+contents: this registry, the page runner (``book/execute.py``), the cost table and the
+summary's claims read it from there.
+"""
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import re
+from functools import lru_cache
+from pathlib import Path
+
+import pandas as pd
+
+from . import experiments
+from .claims import reproduction_table as _table
+from .cost import GPU, _bytes, _duration, _flops, markdown, price
+from .experiment import Experiment
+
+TOC = Path(__file__).resolve().parents[2] / "book" / "_toc.yml"
+
+
+@lru_cache
+def all_experiments() -> dict[str, Experiment]:
+    """{name: experiment} of every module of :mod:`pusupport.book.experiments`."""
+    found = {}
+    for info in pkgutil.iter_modules(experiments.__path__):
+        module = importlib.import_module(f"{experiments.__name__}.{info.name}")
+        if hasattr(module, "EXPERIMENT"):
+            found[module.EXPERIMENT.name] = module.EXPERIMENT
+    return found
+
+
+def run_labels() -> dict:
+    """{run label: (legend name, colour)} of runs the experiments name other than by method."""
+    return {label: spec for e in all_experiments().values() for label, spec in e.labels.items()}
+
+
+def get(name: str) -> Experiment:
+    """The experiment called ``name`` (its notebook's name)."""
+    known = all_experiments()
+    if name not in known:
+        raise ValueError(f"unknown page {name!r}: use one of {sorted(known)} (an experiment is a "
+                         "module of pusupport/book/experiments/ that defines EXPERIMENT)")
+    return known[name]
+
+
+def book_pages(toc: Path = TOC) -> list[dict]:
+    """Every page of the book in the table of contents' order: {"page", "notebook",
+    "parameters", "title"} (the notebook's data set, when it makes several pages)."""
+    listed = re.findall(r"(?:root|file):\s*pages/(\w+)", Path(toc).read_text())
+    entries = {page: {"page": page, "notebook": e.name,
+                      "parameters": {"dataset": spec["dataset"]} if "dataset" in spec else {},
+                      "title": spec.get("title")}
+               for e in all_experiments().values() for page, spec in e.book_pages().items()}
+    missing = sorted(set(listed) - set(entries))
+    if missing:
+        raise ValueError(f"{toc} lists pages no experiment makes: {missing}")
+    return [entries[page] for page in listed]
+
+
+def book_claims() -> list[tuple]:
+    """(claim, results folder) for every claim of the book, in the book's order."""
+    out = []
+    for entry in book_pages():
+        e = get(entry["notebook"])
+        out += [(c, entry["page"]) for c in e.claims if e.folder(c.dataset) == entry["page"]]
+    return out
+
+
+def reproduction_table(output_dir):
+    """The book's claims and their verdicts from the results under ``output_dir``."""
+    return _table(output_dir, book_claims())
+
+
+def cost_table() -> pd.DataFrame:
+    """Every page of the book that trains, in the book's order, priced at ``paper``."""
+    rows = []
+    for entry in book_pages():
+        experiment = get(entry["notebook"])
+        if experiment.plan is None:
+            continue
+        c = price(experiment.runs(entry["parameters"].get("dataset")), entry["page"])
+        rows.append({"page": entry["page"], "runs": c.runs, "FLOPs": _flops(c.flops),
+                     "peak memory": _bytes(c.peak_bytes), "largest run": c.largest,
+                     f"GPU time ({GPU})": _duration(c.seconds)})
+    return pd.DataFrame(rows)
+
+
+if __name__ == "__main__":          # the README's cost table
+    print(markdown(cost_table()))
