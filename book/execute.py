@@ -64,6 +64,11 @@ def prepare(book_dir: Path) -> None:
             shutil.copy2(src, dst)
 
 
+#: The kernel's own log (e.g. ipykernel's warning that it talks over local TCP) off the
+#: console; a cell's errors still reach the page and papermill.
+QUIET_KERNEL = ["--IPKernelApp.log_level=CRITICAL"]
+
+
 def execute(page: dict, book_dir: Path, profile: str, output_dir: Path, data_dir: str | None,
             device: str, dry_run: int = 0, runner: dict | None = None) -> float:
     """Run one page with papermill; return its wall time in seconds. ``runner``: the Ray
@@ -76,7 +81,7 @@ def execute(page: dict, book_dir: Path, profile: str, output_dir: Path, data_dir
     start = time.perf_counter()
     try:
         papermill.execute_notebook(nb, str(out), parameters=params, kernel_name="python3",
-                                   cwd=str(ROOT), progress_bar=False)
+                                   cwd=str(ROOT), progress_bar=False, extra_arguments=QUIET_KERNEL)
     except papermill.PapermillExecutionError as err:
         if err.ename != DatasetNotFoundError.__name__:     # raised in the kernel: known by name
             raise

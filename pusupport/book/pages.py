@@ -160,12 +160,10 @@ class Page:
 
 
 def _short(path: Path) -> str:
-    """``path`` relative to the working directory when inside it, else with ``~`` for home."""
+    """``path`` with ``~`` for the home folder (the same wherever the kernel runs: nbval
+    re-runs a page from another folder)."""
     path = Path(path).resolve()
-    for base, shown in ((Path.cwd(), "."), (Path.home(), "~")):
-        if path.is_relative_to(base):
-            return str(Path(shown) / path.relative_to(base))
-    return str(path)
+    return str(Path("~") / path.relative_to(Path.home())) if path.is_relative_to(Path.home()) else str(path)
 
 
 def _check_type(name, value, expected):
