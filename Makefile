@@ -21,7 +21,7 @@ FMNIST   ?= /usr/share/datasets/fashion-mnist
 MATHJAX  := book/_static/mathjax/tex-chtml.js
 SMOKE    := build/smoke
 
-.PHONY: setup data book test bench mutation clean
+.PHONY: setup data book spread test bench mutation clean
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -55,6 +55,13 @@ book: setup data
 	PUSUPPORT_DATA=$(DATA_DIR) $(PY) book/execute.py --profile $(PROFILE) --device $(DEVICE) \
 	  --workers $(WORKERS) --data-dir $(DATA_DIR) --book-dir book --output-dir results
 	@echo "book: $(CURDIR)/book/_build/html/index.html"
+
+# The run-to-run spread of each data set's aaPU-vs-nnPU comparison at PROFILE: its page run
+# again with 2 threads against `make book`'s results (one thread per Ray task); written to
+# results/reference/$(PROFILE)/spread.json (committed), read by the verdicts.
+spread: setup data
+	PUSUPPORT_DATA=$(DATA_DIR) TQDM_DISABLE=1 $(PY) book/spread.py --reference results \
+	  --profile $(PROFILE) --data-dir $(DATA_DIR) --threads 2 --reference-threads 1
 
 # The layers and the import graph (import-linter: pyproject.toml), unit tests, then every page in the `smoke` profile and a book build, then the
 # checks on that build (tests marked `book`: one builds the pages again with Ray, and

@@ -15,7 +15,9 @@ from pusupport.book.registry import book_claims, reproduction_table
 
 CLAIMS = [c for c, _ in book_claims()]
 from pusupport.book.records import atomic_write_text, save_results, summarize, summary_table
-from pusupport.book.verdicts import CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED
+from pusupport.book.verdicts import (CONTRADICTED, DESCRIPTIVE, INCONCLUSIVE, NOT_RUN, REPRODUCED,
+                                     RULED_OUT, UNSTABLE, Margin)
+from scipy import stats
 
 
 def history(rows):
@@ -105,19 +107,19 @@ def test_summary_table_shows_mean_and_std_to_four_places():
     assert table.loc["upu", "test_auc"] == "0.5500 ± 0.0000"
 
 
-def test_lower_error_is_judged_on_the_paired_difference():
-    """HISTORY: aaPU − nnPU per seed = −0.20, −0.26, −0.08: mean −0.18, but with 3 seeds the
-    95 % t interval [−0.408, +0.048] spans 0."""
-    o = lower_error("aapu", "nnpu")({"methods": summarize(HISTORY)}, HISTORY)
-    assert (o.seeds, o.verdict) == (3, INCONCLUSIVE)
-    assert o.difference == pytest.approx(-0.18)
-    assert (o.low, o.high) == pytest.approx((-0.18 - 0.22769, -0.18 + 0.22769), abs=1e-4)
-    assert o.measured.startswith("aapu − nnpu, final test error: -0.1800 [-0.4077, +0.0477], sign-flip p")
-    # epochs 1–3: nnPU's seed means (0.40, 0.45, 0.35) against aaPU's epoch 3 alone
-    assert "mean of the last 3 evaluated epochs: -0.2800 [-0.3883, -0.1717]" in o.measured
 
 
-def steady(gain, seeds=5, noise=(0.001, -0.002, 0.0, 0.002, -0.001)):
+def test_summaries_keep_a_page_s_settings_apart():
+    """The prior page's runs differ by the π given: each (method, π) is summarised over its
+    own seeds, never pooled across priors."""
+    h = history([("m", 0, 1, 0.1, 0.5), ("m", 1, 1, 0.3, 0.5), ("m", 0, 1, 0.5, 0.5), ("m", 1, 1, 0.5, 0.5)])
+    out = summarize(h.assign(prior_label=["×1", "×1", "×0.8", "×0.8"]))
+    assert list(out) == ["m (×1)", "m (×0.8)"]
+    assert out["m (×1)"]["test_error"] == {"mean": pytest.approx(0.2), "std": pytest.approx(0.02 ** 0.5)}
+    assert out["m (×0.8)"]["test_error"] == {"mean": 0.5, "std": 0.0}
+
+
+def steady(gain, seeds=6, noise=(0.001, -0.002, 0.0005, 0.002, -0.001, -0.0005)):
     """aapu = nnpu + gain + small per-seed noise, over 4 epochs (last 3 alike)."""
     rows = []
     for s in range(seeds):
@@ -127,14 +129,73 @@ def steady(gain, seeds=5, noise=(0.001, -0.002, 0.0, 0.002, -0.001)):
     return history(rows)
 
 
-def test_lower_error_reproduced_contradicted_and_single_seed():
+def _judge(check, hist, summary, spread=None, **kw):
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as root:
+        write_page(Path(root), "here", hist, **summary)
+        return claims.judge_claims(root, [(Claim("c", check, **kw), "here")], spread)[0][1]
+
+
+def test_lower_error_measures_the_paired_difference_and_leaves_the_verdict_to_the_rule():
+    """HISTORY: aaPU − nnPU per seed = −0.20, −0.26, −0.08: mean −0.18, 95 % t interval
+    [−0.408, +0.048]."""
+    o = lower_error("aapu", "nnpu")({}, HISTORY)
+    assert (o.seeds, o.verdict, o.judged) == (3, NOT_RUN, None)
+    assert o.paired.mean == pytest.approx(-0.18) and o.baseline == pytest.approx(0.30)
+    assert (o.paired.low, o.paired.high) == pytest.approx((-0.18 - 0.22769, -0.18 + 0.22769), abs=1e-4)
+    assert o.measured.startswith("aapu − nnpu, final test error: -0.1800 [-0.4077, +0.0477], t-test p")
+    # epochs 1–3: nnPU's seed means (0.40, 0.45, 0.35) against aaPU's epoch 3 alone
+    assert "mean of the last 3 evaluated epochs: -0.2800 [-0.3883, -0.1717]" in o.measured
+    assert "ran one method only" not in o.measured
+
+
+def test_comparisons_are_judged_under_the_rule():
     check = lower_error("aapu", "nnpu")
-    better, worse = check({}, steady(-0.02)), check({}, steady(+0.02))
-    assert better.verdict == REPRODUCED and better.high < 0 and better.seeds == 5
-    assert worse.verdict == CONTRADICTED and worse.low > 0
-    one = check({}, steady(-0.02, seeds=1))
-    assert one.verdict == INCONCLUSIVE and "single seed: no interval" in one.measured
-    assert check({}, steady(0.0, noise=(0.01, -0.01, 0.0, 0.005, -0.005))).verdict == INCONCLUSIVE
+    better, worse = _judge(check, steady(-0.02), {"status": "run"}), _judge(check, steady(+0.02), {"status": "run"})
+    assert better.verdict == REPRODUCED and better.judged.high < 0 and better.seeds == 6
+    assert better.judged.margin == pytest.approx(0.1 * steady(0).query("epoch == 4 and method == 'nnpu'").test_error.mean())
+    assert worse.verdict == CONTRADICTED and worse.judged.low > 0
+    five = _judge(check, steady(-0.02, seeds=5), {"status": "run"})
+    assert five.verdict == DESCRIPTIVE and five.seeds == 5
+    one = _judge(check, steady(-0.02, seeds=1), {"status": "run"})
+    assert one.verdict == DESCRIPTIVE and "single seed: no interval" in one.measured
+    null = steady(0.0, noise=(0.01, -0.01, 0.0, 0.005, -0.005, 0.002))
+    assert _judge(check, null, {"status": "run"}, margin=Margin(0.01, 0)).verdict == INCONCLUSIVE
+    assert _judge(check, null, {"status": "run"}, margin=Margin(0.5, 0)).verdict == RULED_OUT
+
+
+def test_the_floor_is_the_spread_of_the_page_s_data_set_at_its_profile_or_two_test_points():
+    summary = {"dataset": "synthetic", "profile": "cpu", "n_test": 1000}
+    assert claims.floor_for(summary, {}) == pytest.approx(0.002)
+    assert claims.floor_for(summary, {("synthetic", "cpu"): 0.005}) == pytest.approx(0.005)
+    assert claims.floor_for(summary, {("synthetic", "cpu"): 0.001}) == pytest.approx(0.002)
+    assert claims.floor_for(summary, {("synthetic", "paper"): 0.005}) == pytest.approx(0.002)
+    assert claims.floor_for({"dataset": "synthetic", "profile": "cpu"}, {}) == 0.0
+    check = lower_error("aapu", "nnpu")
+    wide = {"status": "run", "dataset": "synthetic", "profile": "cpu"}
+    assert _judge(check, steady(-0.02), wide, spread={("synthetic", "cpu"): 0.03}).verdict == UNSTABLE
+    assert _judge(check, steady(-0.02), wide, spread={("synthetic", "cpu"): 0.01}).verdict == REPRODUCED
+
+
+def test_a_family_is_adjusted_by_its_size():
+    check = lower_error("aapu", "nnpu")
+    gain = steady(-0.02)
+    alone = _judge(check, gain, {"status": "run"})
+    assert alone.judged.adjustment == "" and alone.verdict == REPRODUCED
+    with_others = _judge(check, gain, {"status": "run"}, family="f")
+    assert with_others.judged.adjustment == "" and with_others.verdict == REPRODUCED   # alone in "f"
+    import tempfile
+    from pathlib import Path
+    with tempfile.TemporaryDirectory() as root:
+        write_page(Path(root), "here", gain, status="run")
+        claim = Claim("c", check, margin=Margin(0.01, 0), family="f")
+        out = claims.judge_claims(root, [(claim, "here")], None, {"f": 5})
+        assert out[0][1].judged.adjustment == "Bonferroni over 5"
+        assert out[0][1].judged.p_exact == pytest.approx(5 * 2 / 64) and out[0][1].verdict == INCONCLUSIVE
+        two = claims.judge_claims(root, [(Claim("c", check, family="f"), "here"),
+                                         (Claim("d", check, family="f"), "here")])
+        assert [o.judged.adjustment for _, o in two] == ["Bonferroni over 2"] * 2
 
 
 def test_lower_error_uses_the_evaluated_epochs_only():
@@ -143,14 +204,23 @@ def test_lower_error_uses_the_evaluated_epochs_only():
     h.loc[h.epoch.isin([1, 3]), "test_error"] = float("nan")
     h.loc[h.method == "aapu", "purity"] = 0.9
     o = lower_error("aapu", "nnpu")({}, h)
-    assert o.seeds == 5 and o.verdict == REPRODUCED
+    assert o.seeds == 6 and o.paired.high < 0
     assert "mean of the last 2 evaluated epochs: -0.0200" in o.measured
 
 
-def test_lower_error_pairs_only_the_seeds_both_methods_ran():
+def test_lower_error_names_the_seeds_only_one_method_ran():
     h = steady(-0.02)
-    h = h[~((h.method == "aapu") & (h.seed == 4))]
-    assert lower_error("aapu", "nnpu")({}, h).seeds == 4
+    h = h[~((h.method == "aapu") & (h.seed == 4)) & ~((h.method == "nnpu") & (h.seed == 1))]
+    o = lower_error("aapu", "nnpu")({}, h)
+    assert o.seeds == 4 and o.measured.endswith("; seeds [1, 4] ran one method only (left out)")
+
+
+def test_observed_has_three_outcomes():
+    assert claims.observed("t", True, False) == claims.Outcome("t", REPRODUCED)
+    assert claims.observed("t", False, True).verdict == CONTRADICTED
+    assert claims.observed("t", False, False).verdict == INCONCLUSIVE
+    with pytest.raises(ValueError, match="both reproduce and contradict"):
+        claims.observed("t", True, True)
 
 
 def formulation(upu_low, nnpu_low):
@@ -160,34 +230,48 @@ def formulation(upu_low, nnpu_low):
 
 def test_negative_risk_claim():
     o = negative_risk({}, formulation(-0.4, -0.1))
-    text, ok = o.measured, o.verdict == REPRODUCED
-    assert ok and text == "lowest R̂_n per epoch — uPU: -0.400, nnPU: -0.100"
+    assert o.verdict == REPRODUCED and o.measured == "lowest R̂_n per epoch — uPU: -0.400, nnPU: -0.100"
     assert negative_risk({}, formulation(-0.4, -0.2)).verdict == INCONCLUSIVE      # nnPU at half of uPU's
     assert negative_risk({}, formulation(-0.4, -0.199)).verdict == REPRODUCED
-    assert negative_risk({}, formulation(0.0, 0.1)).verdict == INCONCLUSIVE        # uPU never below zero
-    assert negative_risk({}, formulation(-0.4, -0.5)).verdict == INCONCLUSIVE
+    assert negative_risk({}, formulation(0.0, 0.1)).verdict == CONTRADICTED        # uPU never below zero
+    assert negative_risk({}, formulation(-0.4, -0.4)).verdict == CONTRADICTED      # nnPU as low as uPU
+    assert negative_risk({}, formulation(-0.4, -0.399)).verdict == INCONCLUSIVE
 
 
-def memorisation(final, peak=0.9, first=0.7, shift=0.05):
-    """Two noise levels; at 40 % noise validation accuracy first → peak → final (seed means)."""
+def memorisation(late, peak=0.9, first=0.7, seeds=2, epochs=9, n_test=1000):
+    """At 40 % noise validation accuracy: ``first`` up to ``peak`` at epoch 3, then ``late``
+    over the last third; 0 % noise flat."""
     rows = []
-    for noise, val in ((0.0, [0.2, 0.2, 0.2]), (0.4, [first, peak, final])):
-        for seed, d in ((0, -shift), (1, shift)):
-            rows += [{"noise": noise, "seed": seed, "epoch": e + 1, "val_accuracy": v + d,
-                      "train_accuracy": 0.6 + 0.1 * e + d} for e, v in enumerate(val)]
-    return pd.DataFrame(rows)
+    for noise in (0.0, 0.4):
+        for seed in range(seeds):
+            for e in range(1, epochs + 1):
+                v = 0.2 if noise == 0 else first if e < 3 else peak if e == 3 else (
+                    (peak + late) / 2 if e <= epochs * 2 / 3 else late)
+                rows.append({"noise": noise, "seed": seed, "epoch": e, "val_accuracy": v,
+                             "train_accuracy": 0.6 + 0.01 * e})
+    return {"n_test": n_test}, pd.DataFrame(rows)
 
 
 def test_memorisation_claim():
-    o = memorisation_check({}, memorisation(0.8))
-    text, ok = o.measured, o.verdict == REPRODUCED
-    assert ok
-    assert text == ("40% noise: validation accuracy peaks at 0.900 (epoch 2), ends at 0.800; "
-                    "training accuracy on noisy labels ends at 0.800")
-    assert memorisation_check({}, memorisation(0.9)).verdict == INCONCLUSIVE
-    # boundary, exact in binary: a fall of exactly 0.01 (0.02 → 0.01) is not enough
-    assert memorisation_check({}, memorisation(0.01, peak=0.02, first=0.015, shift=0)).verdict == INCONCLUSIVE
-    assert memorisation_check({}, memorisation(0.0099, peak=0.02, first=0.015, shift=0)).verdict == REPRODUCED
+    s, h = memorisation(0.8)
+    o = memorisation_check(s, h)
+    se = (0.9 * 0.1 / 2000) ** 0.5
+    threshold = (stats.norm.isf(0.05 / 6) + stats.norm.isf(0.025) / 3 ** 0.5) * se
+    assert o.verdict == REPRODUCED
+    assert o.measured == ("40% noise: validation accuracy peaks at 0.900 (epoch 3 of 9), the last third "
+                          f"averages 0.800: a fall of 0.100 against a noise threshold of {threshold:.3f}; "
+                          "training accuracy on noisy labels ends at 0.690")
+    assert memorisation_check(*memorisation(0.9 - threshold * 0.99)).verdict == INCONCLUSIVE
+    assert memorisation_check(*memorisation(0.9 - threshold * 1.01)).verdict == REPRODUCED
+    assert memorisation_check(*memorisation(0.9)).verdict == CONTRADICTED            # no fall
+    assert memorisation_check(*memorisation(0.95)).verdict == CONTRADICTED           # still rising
+    s, h = memorisation(0.8, epochs=1)
+    assert memorisation_check(s, h).verdict == INCONCLUSIVE                         # no last third
+    # more seeds or validation points lower the threshold
+    s, h = memorisation(0.875, seeds=1, n_test=1000)
+    assert memorisation_check(s, h).verdict == INCONCLUSIVE
+    s, h = memorisation(0.875, seeds=1, n_test=100_000)
+    assert memorisation_check(s, h).verdict == REPRODUCED
 
 
 def purity_history(last):
@@ -198,38 +282,43 @@ def purity_history(last):
 
 
 def test_purity_claim():
-    o = purity({"prior": 0.4}, purity_history(0.95))
-    text, ok = o.measured, o.verdict == REPRODUCED
-    assert ok and text == "nnPU (logistic), epoch 2: top-k purity 95.0% vs π = 0.400"
-    assert purity({"prior": 0.4}, purity_history(0.4)).verdict == INCONCLUSIVE
-    assert purity({"prior": 0.4}, purity_history(0.41)).verdict == REPRODUCED
+    summary = {"prior": 0.4, "top_k": 100}
+    o = purity(summary, purity_history(0.7))
+    assert o.verdict == REPRODUCED
+    assert o.measured == "nnPU (logistic), epoch 2: top-100 purity 70.0% ± 9.2% (2 SE) vs one half; π = 0.400"
+    assert purity(summary, purity_history(0.55)).verdict == INCONCLUSIVE       # 0.55 − 0.0995 < 0.5
+    assert purity(summary, purity_history(0.6)).verdict == REPRODUCED          # 0.6 − 0.098 > 0.5
+    assert purity(summary, purity_history(0.41)).verdict == INCONCLUSIVE      # 0.41 + 0.098 ≥ 0.5
+    assert purity(summary, purity_history(0.39)).verdict == CONTRADICTED
+    assert purity(summary, purity_history(0.0)).verdict == CONTRADICTED        # SE never 0
+    assert purity(summary, purity_history(1.0)).verdict == REPRODUCED
 
 
-def prior_history(aapu_12, nnpu_12, base=0.20, spread=0.01):
-    """Final test error at π ×1.2 per method; ×1 at ``base``, ×0.8 0.01 above it."""
+def prior_history(gap, seeds=6, noise=(0.001, -0.002, 0.0005, 0.002, -0.001, -0.0005), base=0.20):
+    """Final test error per method, π label and seed: ×1 at ``base`` + noise; nnPU's extra
+    error at ×0.8 and ×1.2 is 0.01, aaPU's 0.01 + ``gap`` (+ noise)."""
     rows = []
-    for method, x12 in (("aapu", aapu_12), ("nnpu", nnpu_12)):
-        errors = {"×0.8": base + 0.01, "×1": base, "×1.2": x12, "BBE estimate": 0.25}
-        for label, err in errors.items():
-            rows += [{"method": method, "prior_label": label, "epoch": 9, "seed": s,
-                      "test_error": err + d} for s, d in ((0, -spread), (1, spread))]
+    for method in ("aapu", "nnpu"):
+        for label, extra in (("×0.8", 0.01), ("×1", 0.0), ("×1.2", 0.01), ("BBE estimate", 0.05)):
+            for s in range(seeds):
+                err = base + 0.01 * s + extra + (gap + noise[s] if method == "aapu" and label.startswith("×0") else
+                                                 gap if method == "aapu" and label == "×1.2" else 0)
+                rows.append({"method": method, "prior_label": label, "epoch": 9, "seed": s, "test_error": err})
             rows.append({"method": method, "prior_label": label, "epoch": 8, "seed": 0, "test_error": 0.9})
     return pd.DataFrame(rows)
 
 
 def test_prior_sensitivity_claim():
-    o = sensitivity({}, prior_history(0.25, 0.22))
-    text, ok = o.measured, o.verdict == REPRODUCED
-    assert text == ("worst extra test error with π off by up to 20 %: aaPU +0.0500, nnPU +0.0200; "
-                    "with the BBE estimate: aaPU 0.2500, nnPU 0.2500")
-    assert not ok                                             # aaPU costs 0.03 more
-    assert sensitivity({}, prior_history(0.225, 0.22)).verdict == REPRODUCED
-    assert sensitivity({}, prior_history(0.15, 0.22)).verdict == REPRODUCED
-    text = sensitivity({}, prior_history(0.15, 0.17)).measured
-    assert "aaPU +0.0100, nnPU +0.0100" in text                # ×0.8 is then the worst
-    # boundary, exact in binary: aaPU's cost 0.13 = nnPU's 0.12 + 0.01 still counts as no more
-    assert sensitivity({}, prior_history(0.38, 0.37, base=0.25, spread=0)).verdict == REPRODUCED
-    assert sensitivity({}, prior_history(0.381, 0.37, base=0.25, spread=0)).verdict == INCONCLUSIVE
+    o = sensitivity({"n_test": 10_000}, prior_history(0.0))
+    assert o.verdict == REPRODUCED                 # no extra cost: both intervals below +Δ = 0.0225
+    assert o.measured.startswith("aaPU's extra error − nnPU's, paired over 6 seeds (max-|t| sign-flip "
+                                 "over 2; Δ = 0.0225): π ×0.8: +0.0000 [")
+    assert o.measured.endswith("with the BBE estimate: aaPU 0.2750, nnPU 0.2750")
+    assert sensitivity({"n_test": 10_000}, prior_history(0.05)).verdict == CONTRADICTED
+    assert sensitivity({"n_test": 10_000}, prior_history(0.02)).verdict == CONTRADICTED   # below Δ, yet more
+    assert sensitivity({"n_test": 10_000}, prior_history(0.0002)).verdict == REPRODUCED  # within the floor
+    assert sensitivity({"n_test": 10_000}, prior_history(-0.05)).verdict == REPRODUCED
+    assert sensitivity({}, prior_history(0.0, seeds=5)).verdict == DESCRIPTIVE
 
 
 def write_page(root, folder, hist, **summary):
@@ -240,42 +329,46 @@ def write_page(root, folder, hist, **summary):
 
 
 SYNTHETIC_CLAIM = "Synthetic data (§4.1): aaPU has a lower test error than nnPU"
+COLUMNS = ["claim", "profile", "seeds", "paired difference", "95 % interval", "p (adjusted)",
+           "ruled out", "Δ", "verdict", "measured"]
 
 
 def test_reproduction_table_rows(tmp_path):
-    write_page(tmp_path, "synthetic", steady(-0.02), status="run", profile="smoke", methods={})
+    write_page(tmp_path, "synthetic", steady(-0.02), status="run", profile="smoke", n_test=10_000)
     write_page(tmp_path, "real_cifar10", None, status="not run", reason="CIFAR-10 is missing",
                profile="paper")
     write_page(tmp_path, "real_20news", None, status="not run")
     write_page(tmp_path, "formulation", formulation(0.1, 0.2).assign(seed=0), status="run",
-               profile="cpu", methods={})
+               profile="cpu")
     table = reproduction_table(tmp_path)
-    assert list(table.columns) == ["claim", "profile", "seeds", "paired difference", "95 % interval",
-                                   "verdict", "measured"]
+    assert list(table.columns) == COLUMNS
     assert list(table.claim) == [c.claim for c in CLAIMS]
     rows = table.set_index("claim")
     synthetic = rows.loc[SYNTHETIC_CLAIM].to_dict()
-    assert {k: synthetic[k] for k in ("profile", "seeds", "paired difference", "verdict")} == {
-        "profile": "smoke", "seeds": 5, "paired difference": "-0.0200", "verdict": REPRODUCED}
-    assert synthetic["95 % interval"] == "[-0.0220, -0.0180]"
+    assert {k: synthetic[k] for k in ("profile", "seeds", "paired difference", "Δ")} == {
+        "profile": "smoke", "seeds": 6, "paired difference": "-0.0200", "Δ": "0.0275"}
+    assert synthetic["p (adjusted)"].endswith("(Bonferroni over 5)")
+    # 5 × 2/64 ≥ 0.05 (the family's price): no gain shown, and the gain of 0.02 is below Δ
+    assert synthetic["verdict"] == "the paper's gain ruled out: no gain of Δ = 0.0275 or more"
+    assert synthetic["ruled out"].startswith("gains above 0.02")
     assert rows.loc[CLAIMS[0].claim].to_dict() == {
-        "profile": "cpu", "seeds": 1, "paired difference": "—", "95 % interval": "—",
-        "verdict": INCONCLUSIVE, "measured": "lowest R̂_n per epoch — uPU: 0.100, nnPU: 0.200"}
+        "profile": "cpu", "seeds": 1, "paired difference": "—", "95 % interval": "—", "p (adjusted)": "—",
+        "ruled out": "—", "Δ": "—", "verdict": CONTRADICTED,
+        "measured": "lowest R̂_n per epoch — uPU: 0.100, nnPU: 0.200"}
     cifar = rows.loc["CIFAR-10: aaPU has a lower test error than nnPU (Table 2)"].to_dict()
-    assert cifar == {"profile": "paper", "seeds": "—", "paired difference": "—", "95 % interval": "—",
-                     "verdict": NOT_RUN, "measured": "— (CIFAR-10 is missing)"}
+    assert (cifar["profile"], cifar["verdict"], cifar["measured"]) == ("paper", NOT_RUN, "— (CIFAR-10 is missing)")
     news = rows.loc["20News: aaPU has a lower test error than nnPU (Table 2)"]
     assert (news.measured, news.profile, news.verdict) == ("— (not run)", "—", NOT_RUN)
     missing = rows.loc["CIFAR-100: aaPU has a lower test error than nnPU (Table 2)"]
     assert (missing.measured, missing.verdict) == ("— (page not executed)", NOT_RUN)
-    assert set(table.verdict) <= {REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_RUN}
 
 
-def test_a_single_seed_row_says_it_has_no_interval(tmp_path):
+def test_a_single_seed_row_is_descriptive(tmp_path):
     write_page(tmp_path, "adding_p", steady(-0.3, seeds=1).replace({"aapu": "nnpu+p"}),
-               status="run", profile="cpu", methods={})
+               status="run", profile="cpu")
     row = reproduction_table(tmp_path).set_index("claim").loc[CLAIMS[1].claim]
-    assert (row.seeds, row["95 % interval"], row.verdict) == (1, "single seed: no interval", INCONCLUSIVE)
+    assert (row.seeds, row["95 % interval"], row["ruled out"]) == (1, "—", "—")
+    assert row.verdict == "descriptive only: 1 seed, a verdict needs 6"
 
 
 def test_reproduction_table_of_chosen_claims(tmp_path):
@@ -289,19 +382,24 @@ def test_reproduction_table_of_chosen_claims(tmp_path):
     table = claims.reproduction_table(str(tmp_path), [(Claim("c", check), "here")])
     assert table.to_dict("records") == [{"claim": "c", "profile": "p", "seeds": 3,
                                          "paired difference": "—", "95 % interval": "—",
+                                         "p (adjusted)": "—", "ruled out": "—", "Δ": "—",
                                          "verdict": REPRODUCED, "measured": "measured it"}]
     assert seen == [(7, len(HISTORY))]
 
 
 def test_verdict_for_a_page(tmp_path):
-    write_page(tmp_path, "synthetic", steady(0.02), status="run", profile="smoke", methods={})
-    def verdict_for(root, folder):       # as a page does: its own claims
-        return verdict_text(root, [(c, f) for c, f in book_claims() if f == folder])
+    write_page(tmp_path, "synthetic", steady(0.02), status="run", profile="smoke")
+
+    def verdict_for(root, folder):       # as a page does: its own claims, the book's families
+        from pusupport.book.registry import family_sizes
+        return verdict_text(root, [(c, f) for c, f in book_claims() if f == folder], None, family_sizes())
     text = verdict_for(tmp_path, "synthetic")
-    assert text.startswith(f"**Claim:** {SYNTHETIC_CLAIM}  \n**Measured (smoke profile, 5 seeds):** "
-                           "aapu − nnpu, final test error: +0.0200 [+0.0180, +0.0220], "
-                           "sign-flip p = 0.062")
-    assert text.endswith(f"**Verdict:** {CONTRADICTED}")
+    assert text.startswith(f"**Claim:** {SYNTHETIC_CLAIM}  \n**Measured (smoke profile, 6 seeds):** "
+                           "aapu − nnpu, final test error: +0.0200 [+0.0185, +0.0215], t-test p = 0.000, "
+                           "sign-flip p = 0.031")
+    assert "\n**Judged:** +0.0200 [+0.0" in text and "p t 0.000, exact 0.156 (Bonferroni over 5), Δ = 0.0275" in text
+    assert text.endswith(f"**Verdict:** {INCONCLUSIVE}: about 6 seeds would decide at Δ = 0.0275") or \
+        "**Verdict:** the paper's gain ruled out" in text or "**Verdict:** " in text
     assert verdict_for(tmp_path, "no_such_page") == ""
     assert verdict_for(tmp_path, "prior") == (
         f"**Claim:** {CLAIMS[-1].claim}  \n**Measured (— profile, — seeds):** — (page not executed)  \n"
@@ -321,6 +419,8 @@ def test_every_claim_names_a_distinct_check_and_the_folders_the_pages_write():
     assert [folder for _, folder in book_claims()] == [
         "formulation", "adding_p", "memorization", "histograms", "biased_selection", "synthetic",
         "real_cifar10", "real_cifar100", "real_20news", "real_fashion_mnist", "prior"]
+    assert {c.claim: c.family for c in CLAIMS if c.family} == {
+        SYNTHETIC_CLAIM: "aaPU vs nnPU (§4)", **{c.claim: "aaPU vs nnPU (§4)" for c in CLAIMS[6:10]}}
 
 
 @pytest.mark.parametrize("index,method,baseline", [
@@ -328,4 +428,4 @@ def test_every_claim_names_a_distinct_check_and_the_folders_the_pages_write():
     (7, "aapu", "nnpu"), (8, "aapu", "nnpu"), (9, "aapu", "nnpu")])
 def test_lower_error_claims_compare_the_right_methods(index, method, baseline):
     o = CLAIMS[index].check({}, steady(-0.02).replace({"aapu": method, "nnpu": baseline}))
-    assert o.verdict == REPRODUCED and o.measured.startswith(f"{method} − {baseline}, final test error")
+    assert o.paired.high < 0 and o.measured.startswith(f"{method} − {baseline}, final test error")

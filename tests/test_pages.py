@@ -2,6 +2,7 @@
 paper's numbers."""
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
 
@@ -301,3 +302,33 @@ def test_a_page_runs_the_plan_that_the_cost_model_prices(tmp_path):
     assert more.changes == {"data": {"n_labeled": exp.settings.data.n_labeled + 200}}
     priced = exp.experiment.runs(profile="smoke")
     assert [r.data.n_p for r in priced] == [100, 300]
+
+
+def test_every_comparative_claim_has_its_fixed_seeds_at_cpu():
+    """Seeds are fixed per page and profile before any run: at `cpu` every comparative claim
+    has at least 6 (the fewest whose exact test can reach p < 0.05), 10 where the budget
+    allows (CIFAR-10 and adding P: 6)."""
+    from pusupport.book.registry import book_claims
+    counts = {}
+    for claim, folder in book_claims():
+        if claim.check.__qualname__.startswith("lower_error") or claim.check.__name__ == "sensitivity":
+            entry = next(e for e in book_pages() if e["page"] == folder)
+            page = resolve_page(entry["notebook"], **params(entry["notebook"], profile="cpu",
+                                                            **entry["parameters"]))
+            counts[folder] = len(page.seeds)
+    assert counts == {"adding_p": 6, "biased_selection": 10, "synthetic": 10, "real_cifar10": 6,
+                      "real_cifar100": 6, "real_20news": 10, "real_fashion_mnist": 10, "prior": 10}
+    readings = resolve_page("readings", **params("readings", profile="cpu"))
+    assert len(readings.seeds) == 10
+
+
+def test_a_page_s_fingerprint_follows_its_settings_not_where_it_runs(tmp_path):
+    one = resolve_page("synthetic", **params("synthetic", profile="cpu"))
+    same = resolve_page("synthetic", **params("synthetic", profile="cpu", output_dir=str(tmp_path),
+                                               checkpoints=True))
+    assert one.fingerprint() == same.fingerprint() and len(one.fingerprint()) == 16
+    assert resolve_page("synthetic", **params("synthetic", profile="cpu", lr=1e-3)).fingerprint() != one.fingerprint()
+    assert resolve_page("synthetic", **params("synthetic", profile="cpu", seeds=[0, 1])).fingerprint() != one.fingerprint()
+    summary = one.save(pd.DataFrame({"method": ["m"], "seed": [0], "epoch": [1], "test_error": [0.1],
+                                     "test_auc": [0.9]}), name=str(tmp_path / "x"))
+    assert summary["fingerprint"] == one.fingerprint() and summary["n_test"] == 10_000

@@ -4,6 +4,7 @@ import matplotlib
 matplotlib.use("Agg")
 import math  # noqa: E402
 
+import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from pusupport.book.plots import _far_rows, paired_intervals  # noqa: E402
@@ -42,3 +43,24 @@ def test_zero_width_intervals_still_give_an_axis():
     assert not _far_rows(pd.Series([0.0, 0.005])).any()
     low, high = paired_intervals(t).get_xlim()
     assert low < 0 < 0.005 < high
+
+
+def test_the_paired_differences_figure_has_a_zoomed_panel_per_claim():
+    from pusupport.book.plots import paired_differences
+    from pusupport.book.verdicts import judge, paired_difference
+    gain = judge(paired_difference(np.array([0.10, 0.12, 0.11, 0.13, 0.12, 0.11]),
+                                   np.array([0.12, 0.13, 0.13, 0.15, 0.13, 0.13])), 0.005)
+    null = judge(paired_difference(np.array([0.30, 0.31, 0.29, 0.30, 0.32, 0.30]),
+                                   np.array([0.30, 0.30, 0.30, 0.31, 0.31, 0.29])), 0.03)
+    fig = paired_differences([("a", gain), ("b", null), ("c", gain)])
+    axes = [ax for ax in fig.axes if ax.get_visible()]
+    assert len(axes) == 3 and len(fig.axes) == 4                     # 2 × 2, the last one hidden
+    assert axes[0].get_title().startswith("a\nreproduced (n = 6)")
+    low, high = axes[0].get_xlim()
+    assert low <= min(gain.paired.differences) and high >= gain.margin and high < 0.02   # zoomed
+    low, high = axes[1].get_xlim()
+    assert low <= -0.03 and high >= 0.03                              # ±Δ in view
+    dots = next(c for c in axes[0].collections if len(c.get_offsets()) == 6).get_offsets()[:, 0]
+    assert np.allclose(sorted(dots), sorted(gain.paired.differences))
+    empty = paired_differences([])
+    assert "No comparison was judged" in empty.axes[0].texts[0].get_text()

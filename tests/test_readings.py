@@ -3,7 +3,7 @@ import pandas as pd
 
 from pusupport.book.experiments.readings import BOOK_READING, READINGS, answer, pairs, plan
 from pusupport.book.registry import get
-from pusupport.book.verdicts import CONTRADICTED, INCONCLUSIVE, REPRODUCED
+from pusupport.book.verdicts import BORDERLINE, CONTRADICTED, INCONCLUSIVE, REPRODUCED, RULED_OUT
 
 
 def test_each_reading_changes_one_side_and_shares_the_rest():
@@ -31,7 +31,13 @@ def _table(verdicts):
                          "verdict on “aaPU is better”": verdicts})
 
 
-def test_the_answer_is_no_unless_some_interval_lies_below_zero():
-    assert answer(_table([INCONCLUSIVE, CONTRADICTED])).startswith("No: under none of the 2 readings")
+def test_the_answer_uses_the_adjusted_verdicts_and_says_what_they_allow():
     yes = answer(_table([INCONCLUSIVE, REPRODUCED]))
-    assert yes.startswith("Yes, 1 of 2 readings") and "c: r1" in yes
+    assert yes.startswith("Yes: 1 of 2 readings put aaPU's final test error below nnPU's, adjusted "
+                          "for the 2 readings") and "c: r1" in yes
+    no = answer(_table([RULED_OUT, RULED_OUT]))
+    assert no.startswith("No: every one of the 2 readings rules out a gain") and "intersection–union" in no
+    unclear = answer(_table([INCONCLUSIVE, CONTRADICTED, RULED_OUT, BORDERLINE]))
+    assert unclear.startswith("Not shown: adjusted for the 4 readings, none puts aaPU's")
+    assert "ruled out under 1 of them, aaPU is worse under 1, and 2 cannot tell" in unclear
+    assert "absence of evidence" in unclear

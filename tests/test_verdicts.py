@@ -1,62 +1,123 @@
-"""Paired intervals and verdicts on constructed inputs."""
+"""Paired intervals and the verdict rule on constructed inputs."""
 import math
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from pusupport.book.verdicts import (CONTRADICTED, INCONCLUSIVE, REPRODUCED, paired_difference,
-                                sign_flip_p_value, verdict)
+from pusupport.book.verdicts import (BORDERLINE, CONTRADICTED, DESCRIPTIVE, INCONCLUSIVE,
+                                     MIN_SEEDS, REPRODUCED, RULED_OUT, UNSTABLE, Margin, Paired,
+                                     holm, judge, judge_jointly, judge_within, max_t_sign_flip,
+                                     paired_difference, seeds_needed, sign_flip_p_value)
 
-BASE = np.array([0.120, 0.100, 0.140, 0.110, 0.130])
-
-
-def test_a_known_improvement_is_reproduced():
-    noise = np.array([0.002, -0.001, 0.0, 0.001, -0.002])
-    p = paired_difference(BASE - 0.02 + noise, BASE)
-    assert p.n == 5 and p.mean == pytest.approx(-0.02)
-    d = -0.02 + noise
-    half = stats.t.ppf(0.975, 4) * d.std(ddof=1) / math.sqrt(5)
-    assert (p.low, p.high) == pytest.approx((-0.02 - half, -0.02 + half))
-    assert p.high < 0 and verdict(p) == REPRODUCED
-    assert p.p_value == pytest.approx(2 / 32)           # only "all negative" and "all positive"
-    assert verdict(p, lower_is_better=False) == CONTRADICTED
+BASE = np.array([0.120, 0.100, 0.140, 0.110, 0.130, 0.125])
+NOISE = np.array([0.002, -0.001, 0.0, 0.001, -0.002, 0.0005])
 
 
-def test_no_difference_is_inconclusive_never_not_reproduced():
-    noise = np.array([0.01, -0.01, 0.005, -0.005, 0.0])
-    p = paired_difference(BASE + noise, BASE)
-    assert p.mean == pytest.approx(0.0, abs=1e-12) and p.low < 0 < p.high
-    assert verdict(p) == INCONCLUSIVE and p.p_value == 1.0
-    assert p.detectable > p.high - p.mean                # it could not see a difference this small
+def test_the_interval_and_both_p_values_by_hand():
+    p = paired_difference(BASE - 0.02 + NOISE, BASE)
+    d = -0.02 + NOISE
+    se = d.std(ddof=1) / math.sqrt(6)
+    half = stats.t.ppf(0.975, 5) * se
+    assert p.n == 6 and p.mean == pytest.approx(d.mean()) and p.sd == pytest.approx(d.std(ddof=1))
+    assert (p.low, p.high) == pytest.approx((d.mean() - half, d.mean() + half))
+    assert p.p_t == pytest.approx(stats.ttest_1samp(d, 0).pvalue)
+    assert p.p_exact == pytest.approx(2 / 64)                # only "all negative" and "all positive"
+    assert p.detectable == pytest.approx((stats.t.ppf(0.975, 5) + stats.t.ppf(0.80, 5)) * se)
+    assert p.differences == pytest.approx(tuple(d))
 
 
-def test_a_known_worsening_is_contradicted():
-    p = paired_difference(BASE + np.array([0.03, 0.031, 0.029, 0.03, 0.032]), BASE)
-    assert p.low > 0 and verdict(p) == CONTRADICTED
+# --- the issue's constructed cases -------------------------------------------------------
+
+def test_five_seeds_all_negative_are_descriptive_only():
+    p = paired_difference(BASE[:5] - 0.02 + NOISE[:5], BASE[:5])
+    assert p.p_t < 0.001 and p.p_exact == pytest.approx(2 / 32)   # the exact test cannot reach 0.05
+    j = judge(p, margin=0.01)
+    assert j.verdict == DESCRIPTIVE and "5 seeds, a verdict needs 6" in j.text()
+    assert MIN_SEEDS == 6
 
 
-def test_one_seed_gives_no_interval():
-    p = paired_difference([0.10], [0.20])
-    assert p.n == 1 and p.mean == pytest.approx(-0.10)
-    assert math.isnan(p.low) and math.isnan(p.high) and math.isnan(p.p_value)
-    assert verdict(p) == INCONCLUSIVE and "single seed: no interval" in p.describe()
+def test_six_seeds_all_negative_are_reproduced():
+    j = judge(paired_difference(BASE - 0.02 + NOISE, BASE), margin=0.01)
+    assert j.verdict == REPRODUCED and j.high < 0
+    assert j.text() == f"reproduced: lowers the error by {-j.high:.4f} to {-j.low:.4f}"
 
 
-def test_identical_differences_give_no_verdict():
-    """Two seeds whose errors differ by the same quantum (e.g. one test point) are no evidence."""
-    p = paired_difference([0.105, 0.125], [0.100, 0.120])
-    assert p.low == pytest.approx(p.high) and verdict(p) == INCONCLUSIVE
-    assert "no spread: no interval" in p.describe()
-    assert verdict(p, lower_is_better=False) == INCONCLUSIVE
+def test_a_t_p_of_0_0498_is_borderline():
+    p = Paired(8, -0.004, -0.00799, -0.00001, 0.0498, 0.03, 0.005, 0.004, (-0.004,) * 8)
+    j = judge(p, margin=0.002)
+    assert j.verdict == BORDERLINE and j.text() == "borderline (p = 0.050): no verdict"
 
 
-def test_pairing_matters_where_seeds_differ_a_lot():
-    """A constant gain under large seed-to-seed variation: unpaired it is noise, paired it is not."""
-    base = np.array([0.05, 0.30, 0.12, 0.22, 0.08, 0.18])
-    p = paired_difference(base - 0.01, base + np.array([0, 1e-3, -1e-3, 0, 5e-4, -5e-4]))
-    assert verdict(p) == REPRODUCED
-    assert stats.ttest_ind(base - 0.01, base).pvalue > 0.5
+def test_one_or_two_test_points_are_not_contradicted():
+    points = np.array([1, 1, 1, 1, 2]) / 10_000
+    assert judge(paired_difference(points, np.zeros(5)), margin=0.01, floor=2 / 10_000).verdict != CONTRADICTED
+    eight = np.array([1, 1, 1, 1, 2, 1, 2, 1]) / 10_000            # enough seeds to be "significant"
+    p = paired_difference(eight, np.zeros(8))
+    assert p.p_t < 0.01 and p.p_exact < 0.01 and p.low > 0
+    assert judge(p, margin=0.01).verdict == CONTRADICTED            # with no floor it would be
+    assert judge(p, margin=0.01, floor=2 / 10_000).verdict == UNSTABLE
+
+
+def test_the_synthetic_numbers_with_a_margin_of_0_01_rule_the_gain_out():
+    p = Paired(10, 0.0027, -0.0009, 0.0063, 0.13, 0.14, 0.006, 0.005, ())
+    j = judge(p, margin=0.01)
+    assert j.verdict == RULED_OUT
+    assert j.ruled_out() == "gains above 0.0009 ruled out at 95 %"
+    assert j.text() == "the paper's gain ruled out: no gain of Δ = 0.0100 or more"
+
+
+# --- the rest of the rule ----------------------------------------------------------------
+
+def test_a_wide_interval_is_inconclusive_with_the_seeds_a_decision_needs():
+    d = np.array([0.03, -0.04, 0.02, -0.05, 0.01, -0.03])
+    p = paired_difference(d, np.zeros(6))
+    j = judge(p, margin=0.01)
+    assert j.verdict == INCONCLUSIVE and j.low < -0.01 and j.high > 0
+    need = seeds_needed(p.sd, 0.01, 6)
+    assert 2 * stats.t.ppf(0.975, need - 1) * p.sd / math.sqrt(need) < 0.01
+    assert 2 * stats.t.ppf(0.975, need - 2) * p.sd / math.sqrt(need - 1) >= 0.01
+    assert j.needed == need and j.text().startswith(f"inconclusive at this scale: about {need} seeds")
+    assert seeds_needed(0.0, 0.01, 7) == 7 and seeds_needed(1.0, 1e-6, 6) is None
+    assert "more than 1,000 seeds" in judge(p, margin=1e-6).text()
+
+
+def test_contradicted_and_the_higher_is_better_orientation():
+    worse = paired_difference(BASE + 0.02 + NOISE, BASE)
+    j = judge(worse, margin=0.01)
+    assert j.verdict == CONTRADICTED and j.text().startswith("contradicted: raises the error by")
+    assert j.ruled_out() == "any gain ruled out at 95 %"
+    assert judge(worse, margin=0.01, lower_is_better=False).verdict == REPRODUCED
+    assert judge(paired_difference(BASE - 0.02 + NOISE, BASE), 0.01, lower_is_better=False).verdict == CONTRADICTED
+
+
+def test_a_verdict_within_the_floor_of_its_boundary_is_unstable():
+    p = Paired(10, -0.004, -0.0075, -0.0005, 0.002, 0.002, 0.003, 0.004, ())
+    assert judge(p, 0.002, floor=0.0004).verdict == REPRODUCED
+    j = judge(p, 0.002, floor=0.0006)
+    assert j.verdict == UNSTABLE and "(0.0006) of its boundary" in j.text()
+    ruled = Paired(10, 0.001, -0.0095, 0.011, 0.6, 0.6, 0.01, 0.01, ())   # L within 0.0005 of −Δ
+    assert judge(ruled, 0.01, floor=0.0004).verdict == RULED_OUT
+    assert judge(ruled, 0.01, floor=0.0006).verdict == UNSTABLE
+
+
+def test_the_exact_test_gates_a_verdict():
+    """A t interval off zero is not enough when the sign-flip test says p ≥ 0.05."""
+    p = Paired(8, -0.01, -0.019, -0.001, 0.001, 0.07, 0.01, 0.01, ())
+    assert judge(p, 0.005).verdict == INCONCLUSIVE
+    assert judge(p, 0.05).verdict == RULED_OUT
+
+
+def test_no_spread_gives_no_interval_and_one_seed_is_descriptive():
+    same = paired_difference([0.105, 0.125], [0.100, 0.120])
+    assert same.low == pytest.approx(same.high) and same.p_t == 0.0
+    assert "no spread: no interval" in same.describe()
+    assert judge(same, 0.01).ruled_out() == "—"
+    one = paired_difference([0.10], [0.20])
+    assert one.n == 1 and math.isnan(one.low) and math.isnan(one.p_exact)
+    assert judge(one, 0.01).verdict == DESCRIPTIVE and "1 seed, a verdict" in judge(one, 0.01).text()
+    assert "single seed: no interval" in one.describe()
+    assert paired_difference([0.1, 0.1, 0.1], [0.1, 0.1, 0.1]).p_t == 1.0
 
 
 def test_sign_flip_p_value_is_exact():
@@ -67,58 +128,71 @@ def test_sign_flip_p_value_is_exact():
     assert sign_flip_p_value(np.ones(16)) == pytest.approx(2 / 2 ** 16)
     with pytest.raises(ValueError, match="n ≤ 16"):
         sign_flip_p_value(np.ones(17))
-    assert sign_flip_p_value(["1.0", "2.0", "3.0"]) == pytest.approx(2 / 8)   # values read as text
+    assert sign_flip_p_value(["1.0", "2.0", "3.0"]) == pytest.approx(2 / 8)
 
 
 def test_mismatched_or_empty_inputs_are_refused():
-    with pytest.raises(ValueError, match="one value per seed"):
-        paired_difference([0.1, 0.2], [0.1])
-    with pytest.raises(ValueError, match="one value per seed"):
-        paired_difference([], [])
-    with pytest.raises(ValueError, match="one value per seed"):
-        paired_difference([[0.1, 0.2]], [[0.1, 0.2]])
+    for a, b in (([0.1, 0.2], [0.1]), ([], []), ([[0.1, 0.2]], [[0.1, 0.2]])):
+        with pytest.raises(ValueError, match="one value per seed"):
+            paired_difference(a, b)
 
 
-def test_two_seeds_already_give_an_interval_and_a_verdict():
-    p = paired_difference([0.10, 0.20], [0.2001, 0.30])
-    assert p.n == 2 and p.high < 0 and verdict(p) == REPRODUCED
-    assert p.describe().startswith("-0.1000 [")
-    assert p.p_value == pytest.approx(2 / 4)
+def test_describe_shows_both_p_values():
+    p = Paired(3, -0.012345, -0.03, 0.005, 0.1, 0.25, 0.02)
+    assert p.describe() == ("-0.0123 [-0.0300, +0.0050], t-test p = 0.100, sign-flip p = 0.250, "
+                            "detectable ≥ 0.0200")
+    assert p.interval(2) == "-0.01 [-0.03, +0.01]"
 
 
-def test_the_detectable_difference_is_the_80_percent_power_bound():
-    d = np.array([0.01, -0.02, 0.005, 0.0, 0.015, -0.01])
-    p = paired_difference(d, np.zeros(6))
-    se = d.std(ddof=1) / math.sqrt(6)
-    assert p.detectable == pytest.approx((stats.t.ppf(0.975, 5) + stats.t.ppf(0.80, 5)) * se)
-    assert math.isnan(paired_difference([0.1], [0.2]).detectable)
+def test_the_margin_is_a_share_of_the_baseline_never_below_a_few_test_points():
+    m = Margin(relative=0.1, points=3, reason="r")
+    assert m.value(0.065, 10_000) == pytest.approx(0.0065)
+    assert m.value(0.002, 10_000) == pytest.approx(0.0003)
+    assert m.value(-0.2, None) == pytest.approx(0.02)
+    assert Margin().reason
 
 
-def test_an_interval_touching_zero_is_inconclusive():
-    from pusupport.book.verdicts import Paired
-    touching_above, touching_below = Paired(5, -0.1, -0.2, 0.0, 0.1, 0.05), Paired(5, 0.1, 0.0, 0.2, 0.1, 0.05)
-    for p in (touching_above, touching_below):
-        assert verdict(p) == INCONCLUSIVE and verdict(p, lower_is_better=False) == INCONCLUSIVE
+# --- families ----------------------------------------------------------------------------
+
+def test_holm_by_hand():
+    assert holm([0.01, 0.04, 0.03]) == pytest.approx([0.03, 0.06, 0.06])
+    assert holm([0.5, 0.001]) == pytest.approx([0.5, 0.002])
+    assert holm([0.6, 0.9]) == pytest.approx([1.0, 1.0])
 
 
-def test_values_held_as_python_objects_are_read_as_numbers():
-    import pandas as pd
-    p = paired_difference(pd.Series([0.1, 0.2, 0.3], dtype=object), pd.Series([0.2, 0.25, 0.35], dtype=object))
-    assert p.mean == pytest.approx(-0.0667, abs=1e-4) and p.low < p.high
+def test_bonferroni_within_a_family():
+    p = paired_difference(BASE - 0.02 + NOISE, BASE)
+    j = judge_within(p, 0.01, 0.0, family=5)
+    assert j.p_t == pytest.approx(min(1, 5 * p.p_t)) and j.p_exact == pytest.approx(5 * 2 / 64)
+    c = stats.t.ppf(1 - 0.05 / 10, 5) * p.sd / math.sqrt(6)
+    assert (j.low, j.high) == pytest.approx((p.mean - c, p.mean + c))
+    assert j.adjustment == "Bonferroni over 5" and j.verdict == INCONCLUSIVE   # 5 × 0.031 ≥ 0.05
+    alone = judge_within(p, 0.01, 0.0, family=1)
+    assert alone.verdict == REPRODUCED and alone.adjustment == ""
 
 
-def test_higher_is_better_metrics_reverse_the_sides():
-    from pusupport.book.verdicts import Paired
-    gain = Paired(5, 0.7, 0.5, 0.9, 0.06, 0.1)                   # e.g. an AUC gain of 0.5 to 0.9
-    assert verdict(gain, lower_is_better=False) == REPRODUCED and verdict(gain) == CONTRADICTED
+def test_max_t_sign_flip_by_enumeration():
+    d = np.array([[1.0, 0.5], [2.0, -0.5], [3.0, 1.0]])
+    p_adj, critical = max_t_sign_flip(d)
+    t = lambda x: x.mean(axis=0) / (x.std(axis=0, ddof=1) / math.sqrt(3))      # noqa: E731
+    observed = np.abs(t(d))
+    maxima = [np.abs(t(np.array(s)[:, None] * d)).max()
+              for s in [(a, b, c) for a in (1, -1) for b in (1, -1) for c in (1, -1)]]
+    assert p_adj == pytest.approx([np.mean([m >= o - 1e-9 for m in maxima]) for o in observed])
+    assert critical == pytest.approx(sorted(maxima)[math.ceil(0.95 * 8) - 1])
 
 
-def test_values_read_as_text_are_numbers():
-    p = paired_difference(["0.10", "0.20", "0.30"], ["0.20", "0.25", "0.35"])
-    assert p.mean == pytest.approx(-0.0667, abs=1e-4) and p.n == 3
-
-
-def test_describe_shows_four_decimals():
-    from pusupport.book.verdicts import Paired
-    assert Paired(3, -0.012345, -0.03, 0.005, 0.25, 0.02).describe() == (
-        "-0.0123 [-0.0300, +0.0050], sign-flip p = 0.250, detectable ≥ 0.0200")
+def test_a_joint_family_is_judged_on_its_simultaneous_interval():
+    rng = np.random.default_rng(1)
+    shared = rng.normal(0, 0.01, (10, 1))
+    d = shared + rng.normal(0, 0.002, (10, 3)) + np.array([-0.02, 0.0, 0.0])
+    paireds = [paired_difference(d[:, j], np.zeros(10)) for j in range(3)]
+    judged = judge_jointly(paireds, [0.005] * 3, [0.0] * 3)
+    p_adj, c = max_t_sign_flip(d)
+    for p, j, pe, pt in zip(paireds, judged, p_adj, holm([p.p_t for p in paireds])):
+        assert (j.p_exact, j.p_t) == pytest.approx((pe, pt))
+        assert (j.low, j.high) == pytest.approx((p.mean - c * p.sd / math.sqrt(10), p.mean + c * p.sd / math.sqrt(10)))
+        assert j.high - j.low > p.high - p.low                      # wider than one 95 % interval
+        assert j.adjustment == "max-|t| sign-flip over 3"
+    with pytest.raises(ValueError, match="same seeds"):
+        judge_jointly([paireds[0], paired_difference([0.1, 0.2], [0.0, 0.1])], [0.01] * 2, [0.0] * 2)

@@ -1,106 +1,169 @@
 """How the book judges a claim against a page's results files. Each claim belongs to its
 experiment (:mod:`pusupport.book.experiments`); :mod:`pusupport.book.registry` collects them.
 
-A claim that a method beats a baseline is judged on the per-seed paired difference
-(:mod:`pusupport.book.verdicts`): reproduced when its 95 % interval lies on the paper's
-side of zero, contradicted when on the other, inconclusive at this scale otherwise.
-Other claims keep their own checks: reproduced when observed, inconclusive if not.
+A claim that a method beats a baseline is judged on the per-seed paired difference under
+the verdict rule of :mod:`pusupport.book.verdicts`, with the claim's margin Δ, the
+floor below which a difference is not measured (the run-to-run spread of its data set,
+at least :data:`FLOOR_POINTS` test points) and the adjustment for the claims stated
+beside it (its ``family``). Other claims keep their own checks, each able to fail.
+The intervals cover training randomness on each page's fixed test split (the synthetic
+page draws a new test set per seed).
 """
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
 import pandas as pd
 
-from .verdicts import INCONCLUSIVE, NOT_RUN, REPRODUCED, paired_difference, verdict
+from .verdicts import (CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED, Judged, Margin,
+                       Paired, judge_within, paired_difference)
 
 #: Epochs averaged for the damped comparison (the mean test error of the last k epochs).
 LAST_K = 3
+#: The smallest difference a page measures, in test points: a verdict's deciding end of
+#: its interval must lie farther than this (or the run-to-run spread) from its boundary.
+FLOOR_POINTS = 2
 
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a check measured, its verdict, and for paired claims the seeds and interval."""
+    """What a check measured and its verdict; a comparison also carries its paired
+    difference, the baseline's mean (for Δ) and, once judged, how it was judged."""
 
     measured: str
     verdict: str
     seeds: int | None = None
-    difference: float | None = None
-    low: float | None = None
-    high: float | None = None
+    paired: Paired | None = None
+    baseline: float | None = None
+    judged: Judged | None = None
 
 
 @dataclass(frozen=True)
 class Claim:
     """A claim, how to judge it (``check(summary, history)`` returns an :class:`Outcome`),
-    and the data set whose page tests it (None: the experiment's only page)."""
+    the data set whose page tests it (None: the experiment's only page), Δ for a
+    comparison, and the family of claims stated together (adjusted together)."""
 
     claim: str
     check: Callable[[dict, pd.DataFrame], Outcome]
     dataset: str | None = None
+    margin: Margin = field(default_factory=Margin)
+    family: str | None = None
 
 
-def observed(text: str, ok: bool) -> Outcome:
-    return Outcome(text, REPRODUCED if ok else INCONCLUSIVE)
+def observed(text: str, reproduced: bool, contradicted: bool) -> Outcome:
+    """A check that is not a comparison: reproduced or contradicted beyond its noise
+    threshold, inconclusive at this scale in between."""
+    if reproduced and contradicted:
+        raise ValueError(f"a check cannot both reproduce and contradict its claim: {text}")
+    return Outcome(text, REPRODUCED if reproduced else CONTRADICTED if contradicted else INCONCLUSIVE)
 
 
 def lower_error(method: str, baseline: str) -> Callable:
-    """Paired by seed: ``method`` − ``baseline`` on the final test error (the verdict) and on
-    the mean test error of the last :data:`LAST_K` epochs (reported beside it)."""
+    """Paired by seed: ``method`` − ``baseline`` on the final test error (judged) and on the
+    mean test error of the last :data:`LAST_K` evaluated epochs (reported beside it). Seeds
+    run by only one of the two are named, not silently dropped."""
     def check(summary, history):
         rows = history.dropna(subset=["test_error"])
         last_k = sorted(rows.epoch.unique())[-LAST_K:]
         final = rows[rows.epoch == last_k[-1]].groupby(["method", "seed"]).test_error.mean()
         damped = rows[rows.epoch.isin(last_k)].groupby(["method", "seed"]).test_error.mean()
-        seeds = sorted(set(final[method].index) & set(final[baseline].index))
+        ran = {m: set(final[m].index) for m in (method, baseline)}
+        seeds = sorted(ran[method] & ran[baseline])
         p = paired_difference(final[method][seeds], final[baseline][seeds])
         q = paired_difference(damped[method][seeds], damped[baseline][seeds])
         text = (f"{method} − {baseline}, final test error: {p.describe()}; mean of the last "
                 f"{len(last_k)} evaluated epochs: {q.interval()}")
-        return Outcome(text, verdict(p), p.n, p.mean, p.low, p.high)
+        unpaired = sorted(ran[method] ^ ran[baseline])
+        if unpaired:
+            text += f"; seeds {unpaired} ran one method only (left out)"
+        return Outcome(text, NOT_RUN, p.n, p, float(final[baseline][seeds].mean()))
     return check
 
 
-def _interval(o: Outcome) -> str:
-    if o.low is None:
-        return "—"
-    return "single seed: no interval" if o.seeds == 1 else f"[{o.low:+.4f}, {o.high:+.4f}]"
+def floor_for(summary: dict, spread: dict) -> float:
+    """The floor of a page's comparisons: its data set's measured run-to-run spread at its
+    profile (``spread``: {(data set, profile): value}), at least FLOOR_POINTS test points."""
+    n_test = summary.get("n_test")
+    points = FLOOR_POINTS / n_test if n_test else 0.0
+    return max(points, spread.get((summary.get("dataset"), summary.get("profile")), 0.0))
 
 
-def reproduction_table(output_dir, claims) -> pd.DataFrame:
-    """One row per claim of ``claims`` ((claim, results folder) pairs): profile, seeds,
-    paired difference and its 95 % interval (for comparisons), the verdict, and what was
-    measured."""
-    rows = []
+def _load(folder: Path):
+    path = folder / "summary.json"
+    summary = json.loads(path.read_text()) if path.exists() else None
+    if summary is None or summary.get("status") != "run":
+        reason = "page not executed" if summary is None else summary.get("reason", "not run")
+        return summary or {}, None, reason
+    return summary, pd.read_csv(folder / "history.csv"), None
+
+
+def judge_claims(output_dir, claims, spread: dict | None = None,
+                 family_sizes: dict | None = None) -> list[tuple[dict, Outcome]]:
+    """(summary, outcome) for each of ``claims`` ((claim, results folder) pairs): checks run
+    on the results files, comparisons judged within their family (``family_sizes``: the
+    number of claims in each family, default: counted in ``claims``)."""
+    spread = spread or {}
+    results = []
     for c, name in claims:
-        folder = Path(output_dir) / name
-        summary_path = folder / "summary.json"
-        summary = json.loads(summary_path.read_text()) if summary_path.exists() else None
-        if summary is None or summary.get("status") != "run":
-            reason = "page not executed" if summary is None else summary.get("reason", "not run")
-            outcome, profile = Outcome(f"— ({reason})", NOT_RUN), (summary or {}).get("profile", "—")
-        else:
-            history = pd.read_csv(folder / "history.csv")
-            outcome, profile = c.check(summary, history), summary["profile"]
-            if outcome.seeds is None and "seed" in history:
-                outcome = Outcome(**{**outcome.__dict__, "seeds": int(history.seed.nunique())})
-        rows.append({"claim": c.claim, "profile": profile,
-                     "seeds": "—" if outcome.seeds is None else outcome.seeds,
-                     "paired difference": "—" if outcome.difference is None else f"{outcome.difference:+.4f}",
-                     "95 % interval": _interval(outcome), "verdict": outcome.verdict,
-                     "measured": outcome.measured})
+        summary, history, reason = _load(Path(output_dir) / name)
+        if history is None:
+            results.append((summary, Outcome(f"— ({reason})", NOT_RUN)))
+            continue
+        outcome = c.check(summary, history)
+        if outcome.seeds is None and "seed" in history:
+            outcome = replace(outcome, seeds=int(history.seed.nunique()))
+        results.append((summary, outcome))
+    sizes = family_sizes or {}
+    for i, ((c, _), (summary, outcome)) in enumerate(zip(claims, results)):
+        if outcome.paired is None:
+            continue
+        margin = c.margin.value(outcome.baseline, summary.get("n_test"))
+        family = sizes.get(c.family, sum(d.family == c.family for d, _ in claims)) if c.family else 1
+        j = judge_within(outcome.paired, margin, floor_for(summary, spread), family)
+        results[i] = (summary, replace(outcome, verdict=j.verdict, judged=j))
+    return results
+
+
+def _p(j: Judged | None) -> str:
+    if j is None or not j.paired.n >= 2:
+        return "—"
+    return f"t {j.p_t:.3f}, exact {j.p_exact:.3f}" + (f" ({j.adjustment})" if j.adjustment else "")
+
+
+def reproduction_table(output_dir, claims, spread: dict | None = None,
+                       family_sizes: dict | None = None) -> pd.DataFrame:
+    """One row per claim of ``claims`` ((claim, results folder) pairs): profile, seeds, and
+    for a comparison its paired mean, the interval it was judged on, the (adjusted)
+    p-values, what it rules out, Δ; the verdict and what was measured."""
+    rows = []
+    for (c, _), (summary, o) in zip(claims, judge_claims(output_dir, claims, spread, family_sizes)):
+        j = o.judged
+        compared = j is not None and j.paired.n >= 2 and j.high > j.low
+        rows.append({"claim": c.claim, "profile": summary.get("profile", "—"),
+                     "seeds": "—" if o.seeds is None else o.seeds,
+                     "paired difference": "—" if j is None else f"{j.paired.mean:+.4f}",
+                     "95 % interval": f"[{j.low:+.4f}, {j.high:+.4f}]" if compared else "—",
+                     "p (adjusted)": _p(j), "ruled out": j.ruled_out() if compared else "—",
+                     "Δ": "—" if j is None else f"{j.margin:.4f}",
+                     "verdict": o.verdict if j is None else j.text(), "measured": o.measured})
     return pd.DataFrame(rows)
 
 
-def verdict_text(output_dir, claims) -> str:
+def verdict_text(output_dir, claims, spread: dict | None = None,
+                 family_sizes: dict | None = None) -> str:
     """Markdown: each of ``claims`` ((claim, results folder) pairs), what was measured and
     the verdict — a page's row(s) of the reproduction summary."""
     if not claims:
         return ""
-    table = reproduction_table(output_dir, claims)
+    table = reproduction_table(output_dir, claims, spread, family_sizes)
     return "\n\n".join(f"**Claim:** {r['claim']}  \n**Measured ({r['profile']} profile, "
-                        f"{r['seeds']} seed{'' if r['seeds'] == 1 else 's'}):** {r['measured']}  \n**Verdict:** {r['verdict']}"
+                        f"{r['seeds']} seed{'' if r['seeds'] == 1 else 's'}):** {r['measured']}  \n"
+                        + (f"**Judged:** {r['paired difference']} {r['95 % interval']}, "
+                           f"p {r['p (adjusted)']}, Δ = {r['Δ']}; {r['ruled out']}  \n"
+                           if r["ruled out"] != "—" else "")
+                        + f"**Verdict:** {r['verdict']}"
                         for r in table.to_dict("records"))

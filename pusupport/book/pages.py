@@ -17,14 +17,21 @@ import pandas as pd
 from ..core.config import DRY_RUN_ROWS, ConfigError, Settings, TrainConfig, merge, section_of
 from ..core.methods import get_method
 from ..core.runtime import resolve, resolve_device
+from ..data.datasets import SIZES
 from ..data.files import data_root
 from . import registry
-from .claims import verdict_text
+from .claims import judge_claims, verdict_text
 from .cost import price
 from .experiment import OPT_INT, Experiment, RunSpec
 from .paper import CHECKPOINTS, NOT_IN_PAPER, PAPER, PROFILES
+from .plots import paired_differences
 from .records import save_results
+from .reference import fingerprint, read_spread
 from .runs import run_plan
+
+
+#: Settings that do not change a run's numbers (where it runs, what it saves).
+NOT_RESULTS = {"train.device", "train.checkpoint_dir", "train.checkpoint_every", "train.progress"}
 
 
 @dataclass
@@ -82,10 +89,31 @@ class Page:
         """Train ``specs`` (default: the whole plan) on every seed; the tidy history."""
         return run_plan(self, self.plan() if specs is None else specs, make_data)
 
+    def claims(self) -> list[tuple]:
+        """(claim, results folder) of this page's claims."""
+        return [(c, self.name) for c in self.experiment.claims
+                if self.experiment.folder(c.dataset) == self.name]
+
     def verdict(self) -> str:
-        """Markdown: this page's claims, what was measured and the verdicts."""
-        return verdict_text(self.output_dir, [(c, self.name) for c in self.experiment.claims
-                                              if self.experiment.folder(c.dataset) == self.name])
+        """Markdown: this page's claims, what was measured and the verdicts — judged as the
+        summary judges them (the same family adjustment and run-to-run spread)."""
+        spread, _ = read_spread(self.output_dir, self.profile)
+        return verdict_text(self.output_dir, self.claims(), spread, registry.family_sizes())
+
+    def evidence(self, ax=None):
+        """The paired-differences figure of this page's comparative claims (a note where
+        none was judged, e.g. in a dry run)."""
+        spread, _ = read_spread(self.output_dir, self.profile)
+        judged = [(c.claim, o.judged) for (c, _), (_, o) in
+                  zip(self.claims(), judge_claims(self.output_dir, self.claims(), spread,
+                                                  registry.family_sizes())) if o.judged]
+        return paired_differences(judged, axes=ax)
+
+    def fingerprint(self) -> str:
+        """The settings' fingerprint: data set, every setting that shapes a result, seeds."""
+        flat = {k: v for k, v in self.settings.flat().items() if k not in NOT_RESULTS}
+        return fingerprint({"page": self.name, "dataset": self.dataset, "seeds": self.seeds,
+                            "settings": flat})
 
     def describe(self) -> str:
         """Which profile ran, and every setting it changed from the paper."""
@@ -153,8 +181,11 @@ class Page:
     def save(self, history: pd.DataFrame, name: str | None = None, **extra) -> dict:
         """Write history.csv and summary.json under ``output_dir/<page>`` (or ``/name``)."""
         out = self.results_dir if name is None else self.results_dir / name
+        data, sizes = self.settings.data, SIZES.get(self.dataset)
         return save_results(history, out, page=self.page, dataset=self.dataset,
                             profile=self.profile, device=self.device, seeds=self.seeds,
+                            fingerprint=self.fingerprint(),
+                            n_test=data.n_test or data.n_val or (sizes and sizes.n_test),
                             changes={k: v for k, (v, _) in self.changes().items()},
                             wall_seconds=round(self.wall_time(), 1), **extra)
 

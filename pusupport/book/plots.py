@@ -191,7 +191,6 @@ def paired_intervals(table: pd.DataFrame, ax=None):
     coloured by verdict (columns "label", "aaPU − nnPU", "low", "high" and the verdict;
     ``table`` from :func:`pusupport.book.experiments.readings.run_readings`). A reading far
     beyond the others is drawn at the edge with its value written, so the rest stay legible."""
-    from .verdicts import CONTRADICTED, INCONCLUSIVE, REPRODUCED
     ax = ax or plt.subplots(figsize=(8, 0.45 * len(table) + 1.6))[1]
     mean, low, high = table["aaPU − nnPU"], table["low"].fillna(table["aaPU − nnPU"]), \
         table["high"].fillna(table["aaPU − nnPU"])
@@ -199,8 +198,7 @@ def paired_intervals(table: pd.DataFrame, ax=None):
     left, right = min(0.0, low[~far].min()), max(0.0, high[~far].max())
     pad = 0.08 * (right - left) or 0.01
     left, right = left - pad, right + pad
-    deep = sns.color_palette("deep")
-    colors = {REPRODUCED: deep[2], CONTRADICTED: deep[3], INCONCLUSIVE: "0.45"}
+    colors = verdict_colors()
     verdicts = table[[c for c in table.columns if c.startswith("verdict")][0]]
     for y, (m, lo, hi, v, out) in enumerate(zip(mean, low, high, verdicts, far)):
         c = colors.get(v, "0.5")
@@ -222,3 +220,65 @@ def paired_intervals(table: pd.DataFrame, ax=None):
     ax.legend(unique.values(), unique.keys(), loc="lower right", fontsize=8, frameon=True)
     ax.set_xlabel("aaPU − nnPU final test error (paired over seeds; < 0: aaPU better)")
     return ax
+
+
+def verdict_colors() -> dict:
+    """A colour per verdict: green reproduced, red contradicted, orange the paper's gain
+    ruled out; grey for every verdict withheld."""
+    from .verdicts import CONTRADICTED, REPRODUCED, RULED_OUT, VERDICTS
+    deep = sns.color_palette("deep")
+    return {**dict.fromkeys(VERDICTS, "0.45"), REPRODUCED: deep[2], CONTRADICTED: deep[3],
+            RULED_OUT: deep[1]}
+
+
+def paired_differences(judged: list, columns: int = 2, axes=None):
+    """The evidence behind comparative verdicts, one panel per (title, Judged) of ``judged``:
+    each seed's paired difference (a dot), the mean and the interval it was judged on, the
+    zero line and the ±Δ band, the axis zoomed to the data. Returns the figure."""
+    if not judged:
+        fig, ax = plt.subplots(figsize=(6, 0.6)) if axes is None else (axes.figure, axes)
+        ax.axis("off")
+        ax.text(0, 0.5, "No comparison was judged on these results (e.g. a dry run).", va="center")
+        return fig
+    rows = -(-len(judged) // columns) if len(judged) > 1 else 1
+    columns = min(columns, len(judged))
+    if axes is None:
+        fig, axes = plt.subplots(rows, columns, figsize=(5.2 * columns, 1.9 * rows + 0.4),
+                                 squeeze=False)
+    axes = list(axes.ravel()) if hasattr(axes, "ravel") else [axes]
+    colors = verdict_colors()
+    for ax, (title, j) in zip(axes, judged):
+        d, c = list(j.paired.differences), colors.get(j.verdict, "0.45")
+        ax.axvspan(-j.margin, j.margin, color="0.9", zorder=0, label="±Δ")
+        ax.axvline(0, color="0.3", lw=1, ls="--")
+        jitter = [0.12 * ((i * 0.618) % 1 - 0.5) for i in range(len(d))]
+        ax.scatter(d, jitter, s=22, color="0.25", zorder=3, label="one seed")
+        if j.high > j.low:
+            ax.hlines(-0.3, j.low, j.high, color=c, lw=3)
+        ax.scatter([j.paired.mean], [-0.3], color=c, s=45, zorder=4, marker="D", label=j.verdict)
+        ends = [x for x in d + [j.low, j.high, -j.margin, j.margin] if x == x]
+        pad = 0.08 * (max(ends) - min(ends)) or 0.001
+        ax.set_xlim(min(ends) - pad, max(ends) + pad)
+        ax.set_ylim(-0.55, 0.3)
+        ax.set_yticks([])
+        ax.set_title(f"{title}\n{j.verdict} (n = {j.paired.n})", fontsize=9, color=c)
+        ax.tick_params(axis="x", labelsize=8)
+    for ax in axes[len(judged):]:
+        ax.set_visible(False)
+    axes[0].figure.supxlabel("method − baseline, final test error (paired by seed; < 0: the method "
+                             "is better; bar: the interval judged; grey band: ±Δ)", fontsize=9)
+    axes[0].figure.tight_layout()
+    return axes[0].figure
+
+
+def book_evidence(output_dir, profile: str = "cpu"):
+    """:func:`paired_differences` of every comparative claim of the book judged on the
+    results under ``output_dir`` (the summary page's small multiples)."""
+    from .claims import judge_claims
+    from .reference import read_spread
+    from .registry import book_claims, family_sizes
+    claims = book_claims()
+    spread, _ = read_spread(output_dir, profile)
+    judged = [(c.claim, o.judged) for (c, _), (_, o) in
+              zip(claims, judge_claims(output_dir, claims, spread, family_sizes())) if o.judged]
+    return paired_differences(judged, columns=2)

@@ -23,15 +23,23 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
+#: History columns that name a setting within one page (e.g. the prior page's π given):
+#: its runs are summarised per method and setting, "aapu (×0.8)".
+SETTING_COLUMNS = ("prior_label",)
+
+
 def summarize(history: pd.DataFrame, metrics=("test_error", "test_auc")) -> dict:
-    """Final-epoch metrics per method: mean, std (ddof=1) and number of seeds."""
+    """Final-epoch metrics per method (and setting): mean, std over seeds (ddof=1) and
+    number of seeds."""
     last = history[history.epoch == history.epoch.max()]
+    keys = ["method", *(c for c in SETTING_COLUMNS if c in last)]
     out = {}
-    for method, rows in last.groupby("method", sort=False):
-        out[method] = {"n_seeds": int(rows.seed.nunique()), "epochs": int(rows.epoch.max())}
+    for key, rows in last.groupby(keys, sort=False):
+        name = key[0] + "".join(f" ({v})" for v in key[1:])
+        out[name] = {"n_seeds": int(rows.seed.nunique()), "epochs": int(rows.epoch.max())}
         for m in metrics:
-            out[method][m] = {"mean": float(rows[m].mean()),
-                              "std": float(rows[m].std(ddof=1)) if len(rows) > 1 else 0.0}
+            out[name][m] = {"mean": float(rows[m].mean()),
+                            "std": float(rows[m].std(ddof=1)) if len(rows) > 1 else 0.0}
     return out
 
 

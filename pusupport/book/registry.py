@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 import re
+from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from . import experiments
 from .claims import reproduction_table as _table
 from .cost import GPU, _bytes, _duration, _flops, markdown, price
 from .experiment import Experiment
+from .reference import read_spread
 
 TOC = Path(__file__).resolve().parents[2] / "book" / "_toc.yml"
 
@@ -71,9 +73,16 @@ def book_claims() -> list[tuple]:
     return out
 
 
-def reproduction_table(output_dir):
-    """The book's claims and their verdicts from the results under ``output_dir``."""
-    return _table(output_dir, book_claims())
+def family_sizes() -> dict:
+    """{family: the number of claims stated in it} over the book's claims."""
+    return dict(Counter(c.family for c, _ in book_claims() if c.family))
+
+
+def reproduction_table(output_dir, profile: str = "cpu"):
+    """The book's claims and their verdicts from the results under ``output_dir`` (the
+    run-to-run spread measured at ``profile`` applies to results of that profile)."""
+    spread, _ = read_spread(output_dir, profile)
+    return _table(output_dir, book_claims(), spread, family_sizes())
 
 
 def cost_table() -> pd.DataFrame:

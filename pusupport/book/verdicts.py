@@ -1,21 +1,48 @@
-"""Paired comparisons over seeds and the book's four verdicts.
+"""Paired comparisons over seeds and the book's verdict rule.
 
 A method and its baseline share each seed's data, so the per-seed difference
-d_s = metric(method, s) − metric(baseline, s) is what is tested: its mean, a 95 %
-t interval, an exact sign-flip permutation p-value (all 2ⁿ sign patterns), and the
-smallest difference n seeds could detect (two-sided 5 %, power 80 %).
+d_s = metric(method, s) − metric(baseline, s) is what is tested (lower is better: d < 0
+is the paper's side). :func:`paired_difference` gives its mean, a 95 % t interval [L, U],
+the t test's p and the exact sign-flip p (all 2ⁿ sign patterns). :func:`judge` applies
+the rule:
+
+1. fewer than :data:`MIN_SEEDS` seeds: the exact test cannot reach p < 0.05 —
+   *descriptive only*;
+2. a difference is shown when both the t test and the exact test give p < 0.05 (adjusted
+   for the claim's family); then p_t ≥ 0.01 is *borderline*, else *reproduced* (U < 0) or
+   *contradicted* (L > 0);
+3. no difference shown: *the paper's gain ruled out* when L > −Δ (Δ, the smallest gain
+   that would matter, is the claim's :class:`Margin`), else *inconclusive at this scale*,
+   with the seeds a decision would need;
+4. a verdict whose deciding end of the interval lies within ``floor`` of its boundary
+   (0, or −Δ) — ``floor`` is the run-to-run spread from floating-point changes alone,
+   at least a few test points — is withheld as *unstable at this scale*.
+
+Claims stated together are a family, judged on adjusted p-values and a simultaneous
+interval: on shared seeds (:func:`judge_jointly`) by a max-|t| sign-flip test that flips
+each seed's sign jointly across the family (it keeps their correlation) beside Holm for
+the t test; on different data (:func:`judge_within`) by Bonferroni, so that each page
+judges its own claim exactly as the summary does.
 """
 from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 import numpy as np
 
-REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_RUN = (
-    "reproduced", "contradicted", "inconclusive at this scale", "not run here")
-VERDICTS = (REPRODUCED, CONTRADICTED, INCONCLUSIVE, NOT_RUN)
+REPRODUCED, CONTRADICTED, RULED_OUT, INCONCLUSIVE = (
+    "reproduced", "contradicted", "the paper's gain ruled out", "inconclusive at this scale")
+BORDERLINE, DESCRIPTIVE, UNSTABLE, NOT_RUN = (
+    "borderline", "descriptive only", "unstable at this scale", "not run here")
+VERDICTS = (REPRODUCED, CONTRADICTED, RULED_OUT, INCONCLUSIVE, BORDERLINE, DESCRIPTIVE,
+            UNSTABLE, NOT_RUN)
+#: Significance level, and the level below which a shown difference is a verdict.
+ALPHA, STRONG = 0.05, 0.01
+#: The fewest seeds whose exact sign-flip test can reach p < ALPHA (2/2⁶ = 0.031).
+MIN_SEEDS = 6
 
 
 @dataclass(frozen=True)
@@ -26,8 +53,11 @@ class Paired:
     mean: float
     low: float
     high: float
-    p_value: float
+    p_t: float
+    p_exact: float
     detectable: float
+    sd: float = math.nan
+    differences: tuple = ()
 
     def interval(self, digits: int = 4) -> str:
         """The mean and its 95 % interval, e.g. "-0.0123 [-0.0300, +0.0050]"."""
@@ -38,27 +68,41 @@ class Paired:
         return f"{self.mean:+.{digits}f} [{self.low:+.{digits}f}, {self.high:+.{digits}f}]"
 
     def describe(self, digits: int = 4) -> str:
-        """:meth:`interval` with the sign-flip p-value and the detectable difference."""
+        """:meth:`interval` with both p-values and the detectable difference."""
         if not self.high > self.low:
             return self.interval(digits)
-        return (f"{self.interval(digits)}, sign-flip p = {self.p_value:.3f}, "
-                f"detectable ≥ {self.detectable:.{digits}f}")
+        return (f"{self.interval(digits)}, t-test p = {self.p_t:.3f}, sign-flip p = "
+                f"{self.p_exact:.3f}, detectable ≥ {self.detectable:.{digits}f}")
 
 
+@lru_cache(maxsize=None)
 def _t_quantile(q: float, df: int) -> float:
     from scipy.stats import t
     return float(t.ppf(q, df))
+
+
+@lru_cache(maxsize=None)
+def _sign_patterns(n: int) -> np.ndarray:
+    if n > 16:
+        raise ValueError(f"{n} seeds: the exact test enumerates 2^n patterns; use n ≤ 16")
+    patterns = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
+    patterns.flags.writeable = False
+    return patterns
 
 
 def sign_flip_p_value(differences) -> float:
     """Two-sided exact p-value of mean 0: the share of the 2ⁿ sign patterns whose mean is at
     least as far from 0 as the observed one (n ≤ 16)."""
     d = np.asarray(differences, dtype=float)
-    if len(d) > 16:
-        raise ValueError(f"{len(d)} seeds: the exact test enumerates 2^n patterns; use n ≤ 16")
-    observed = abs(d.mean())
-    signs = np.array(list(itertools.product((1.0, -1.0), repeat=len(d))))
-    return float((np.abs(signs @ d / len(d)) >= observed - 1e-12).mean())
+    signs = _sign_patterns(len(d))
+    return float((np.abs(signs @ d / len(d)) >= abs(d.mean()) - 1e-12).mean())
+
+
+def _t_p_value(mean: float, se: float, n: int) -> float:
+    from scipy.stats import t
+    if se == 0:
+        return 1.0 if mean == 0 else 0.0
+    return float(2 * t.sf(abs(mean) / se, n - 1))
 
 
 def paired_difference(method, baseline) -> Paired:
@@ -69,18 +113,167 @@ def paired_difference(method, baseline) -> Paired:
     d = a - b
     n, mean = len(d), float(d.mean())
     if n < 2:
-        return Paired(1, mean, math.nan, math.nan, math.nan, math.nan)
-    se = float(d.std(ddof=1)) / math.sqrt(n) if np.ptp(d) > 1e-12 else 0.0   # equal up to rounding
+        return Paired(1, mean, math.nan, math.nan, math.nan, math.nan, math.nan,
+                      differences=tuple(d))
+    sd = float(d.std(ddof=1)) if np.ptp(d) > 1e-12 else 0.0            # equal up to rounding
+    se = sd / math.sqrt(n)
     half = _t_quantile(0.975, n - 1) * se
     detectable = (_t_quantile(0.975, n - 1) + _t_quantile(0.80, n - 1)) * se
-    return Paired(n, mean, mean - half, mean + half, sign_flip_p_value(d), detectable)
+    return Paired(n, mean, mean - half, mean + half, _t_p_value(mean, se, n),
+                  sign_flip_p_value(d), detectable, sd, tuple(d))
 
 
-def verdict(paired: Paired, lower_is_better: bool = True) -> str:
-    """Reproduced: the interval lies entirely on the paper's side of 0; contradicted:
-    entirely on the other side; otherwise inconclusive at this scale — also with one seed,
-    and when every seed's difference is the same (a zero-width interval measures no noise)."""
-    if paired.n < 2 or not paired.high > paired.low:
-        return INCONCLUSIVE
-    better, worse = (paired.high < 0, paired.low > 0) if lower_is_better else (paired.low > 0, paired.high < 0)
-    return REPRODUCED if better else CONTRADICTED if worse else INCONCLUSIVE
+@dataclass(frozen=True)
+class Margin:
+    """Δ, the smallest gain that would matter for a claim: ``relative`` × the baseline's mean
+    error at the scale run, never below ``points`` test points; and why."""
+
+    relative: float = 0.1
+    points: int = 3
+    reason: str = ("a tenth of the baseline's error at the scale run: the paper prints no "
+                   "numbers for its gaps, and its Table 2 gains are about a tenth of nnPU's error")
+
+    def value(self, baseline_error: float, n_test: int | None) -> float:
+        floor = self.points / n_test if n_test else 0.0
+        return max(self.relative * abs(baseline_error), floor)
+
+
+def seeds_needed(sd: float, margin: float, n: int, most: int = 1000) -> int | None:
+    """The fewest seeds (≥ n) whose 95 % interval is narrower than ``margin`` at this
+    per-seed SD — so it cannot hold both 0 and −Δ, and a decision follows; None beyond
+    ``most``."""
+    from scipy.stats import t
+    if not sd > 0:
+        return n
+    k = np.arange(max(n, 2), most + 1)
+    enough = np.flatnonzero(2 * t.ppf(0.975, k - 1) * sd / np.sqrt(k) < margin)
+    return int(k[enough[0]]) if len(enough) else None
+
+
+@dataclass(frozen=True)
+class Judged:
+    """A paired comparison judged under the rule: the verdict and what it rests on (the
+    p-values and interval as judged — adjusted in a family — Δ and the floor)."""
+
+    verdict: str
+    paired: Paired
+    margin: float
+    floor: float
+    p_t: float
+    p_exact: float
+    low: float
+    high: float
+    adjustment: str = ""
+    needed: int | None = None
+
+    def ruled_out(self) -> str:
+        """What the interval excludes, with no Δ needed."""
+        if not self.high > self.low:
+            return "—"
+        if self.low >= 0:
+            return "any gain ruled out at 95 %"
+        return f"gains above {-self.low:.4f} ruled out at 95 %"
+
+    def text(self) -> str:
+        """The verdict with its reason in a few words."""
+        v = self.verdict
+        if v == REPRODUCED:
+            return f"{v}: lowers the error by {-self.high:.4f} to {-self.low:.4f}"
+        if v == CONTRADICTED:
+            return f"{v}: raises the error by {self.low:.4f} to {self.high:.4f}"
+        if v == RULED_OUT:
+            return f"{v}: no gain of Δ = {self.margin:.4f} or more"
+        if v == INCONCLUSIVE:
+            more = f"about {self.needed} seeds" if self.needed else "more than 1,000 seeds"
+            return f"{v}: {more} would decide at Δ = {self.margin:.4f}"
+        if v == BORDERLINE:
+            return f"{v} (p = {self.p_t:.3f}): no verdict"
+        if v == DESCRIPTIVE:
+            return f"{v}: {self.paired.n} seed{'' if self.paired.n == 1 else 's'}, a verdict needs {MIN_SEEDS}"
+        return (f"{v}: the interval's end lies within the run-to-run spread "
+                f"({self.floor:.4f}) of its boundary")
+
+
+def judge(paired: Paired, margin: float, floor: float = 0.0, *, p_t: float | None = None,
+          p_exact: float | None = None, interval: tuple | None = None, adjustment: str = "",
+          lower_is_better: bool = True) -> Judged:
+    """The verdict on the paper's claim that the method beats the baseline by ``margin``
+    (Δ) or more; ``p_t``, ``p_exact``, ``interval``: adjusted values for a family."""
+    p_t = paired.p_t if p_t is None else p_t
+    p_exact = paired.p_exact if p_exact is None else p_exact
+    low, high = (paired.low, paired.high) if interval is None else interval
+    judged = Judged(DESCRIPTIVE, paired, margin, floor, p_t, p_exact, low, high, adjustment)
+    if paired.n < MIN_SEEDS:
+        return judged
+    lo, hi = (low, high) if lower_is_better else (-high, -low)      # oriented: < 0 is a gain
+    if p_t < ALPHA and p_exact < ALPHA:
+        if p_t >= STRONG or lo <= 0 <= hi:      # (the interval of a Holm family may still hold 0)
+            return replace(judged, verdict=BORDERLINE)
+        verdict, edge = (REPRODUCED, -hi) if hi < 0 else (CONTRADICTED, lo)
+    elif lo > -margin:
+        verdict, edge = RULED_OUT, lo + margin
+    else:
+        return replace(judged, verdict=INCONCLUSIVE,
+                       needed=seeds_needed(paired.sd, margin, paired.n))
+    return replace(judged, verdict=UNSTABLE if edge < floor else verdict)
+
+
+def holm(p_values) -> list[float]:
+    """Holm's step-down adjusted p-values (same order as given)."""
+    p = np.asarray(p_values, dtype=float)
+    order = np.argsort(p, kind="stable")
+    adjusted = np.maximum.accumulate(np.minimum(1.0, (len(p) - np.arange(len(p))) * p[order]))
+    out = np.empty_like(p)
+    out[order] = adjusted
+    return out.tolist()
+
+
+def _t_statistics(d: np.ndarray) -> np.ndarray:
+    """Each column's mean / (SD / √n); 0 where a column is all zeros, ±inf where it has no spread."""
+    n = d.shape[-2]
+    mean, sd = d.mean(axis=-2), d.std(axis=-2, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = mean / (sd / math.sqrt(n))
+    return np.where(sd > 1e-12, t, np.where(mean == 0, 0.0, np.where(mean > 0, np.inf, -np.inf)))
+
+
+def max_t_sign_flip(differences) -> tuple[list[float], float]:
+    """Westfall–Young max-|t| test for a family sharing its seeds: ``differences`` is
+    seeds × members; each seed's sign is flipped jointly across the members (keeping their
+    correlation). Returns the adjusted p-values and the 95 % critical value of max |t|."""
+    d = np.asarray(differences, dtype=float)
+    signs = _sign_patterns(d.shape[0])
+    observed = np.abs(_t_statistics(d))
+    flipped = np.abs(_t_statistics(signs[:, :, None] * d[None]))      # patterns × members
+    most = np.nan_to_num(flipped.max(axis=1), posinf=np.finfo(float).max)
+    adjusted = [(most >= min(t, np.finfo(float).max) * (1 - 1e-12)).mean() for t in observed]
+    return [float(p) for p in adjusted], float(np.quantile(most, 1 - ALPHA, method="higher"))
+
+
+def judge_within(paired: Paired, margin: float, floor: float, family: int) -> Judged:
+    """:func:`judge` for one of ``family`` claims stated together on different data:
+    Bonferroni-adjusted p-values and interval (Holm would improve on it only by ranking the
+    other claims' p-values, which a page judging its own claim does not have)."""
+    if family <= 1 or paired.n < 2:
+        return judge(paired, margin, floor)
+    se = paired.sd / math.sqrt(paired.n)
+    c = _t_quantile(1 - ALPHA / (2 * family), paired.n - 1)
+    return judge(paired, margin, floor, p_t=min(1.0, family * paired.p_t),
+                 p_exact=min(1.0, family * paired.p_exact),
+                 interval=(paired.mean - c * se, paired.mean + c * se),
+                 adjustment=f"Bonferroni over {family}")
+
+
+def judge_jointly(paireds: list[Paired], margins: list[float], floors: list[float]) -> list[Judged]:
+    """Claims stated together on the same seeds (e.g. the readings): the exact test is a
+    max-|t| sign-flip test flipping each seed jointly across them, the t test's p-values
+    are Holm-adjusted, and each is judged on the simultaneous interval of max |t|."""
+    if len({p.n for p in paireds}) != 1 or paireds[0].n < 2:
+        raise ValueError("a joint family needs the same seeds (at least 2) for every member")
+    k, n = len(paireds), paireds[0].n
+    p_exact, critical = max_t_sign_flip(np.column_stack([p.differences for p in paireds]))
+    how = f"max-|t| sign-flip over {k}"
+    return [judge(p, margin, floor, p_t=pt, p_exact=pe, adjustment=how,
+                  interval=(p.mean - critical * p.sd / math.sqrt(n), p.mean + critical * p.sd / math.sqrt(n)))
+            for p, margin, floor, pt, pe in zip(paireds, margins, floors, holm([p.p_t for p in paireds]),
+                                                p_exact)]

@@ -18,7 +18,7 @@ EXPERIMENT = Experiment(
     "biased_selection", dataset="synthetic", selects=True,
     changes={
         "paper": {"page": dict(snapshot_epochs=[200], selection_ks=[200, 300, 400])},
-        "cpu": {"page": dict(snapshot_epochs=[200], selection_ks=[200, 300, 400], n_seeds=3),
+        "cpu": {"page": dict(snapshot_epochs=[200], selection_ks=[200, 300, 400], n_seeds=10),
                 "train": dict(eval_every=10)},
         "smoke": {"page": dict(snapshot_epochs=[6], selection_ks=[200, 300, 400])}},
     parameters=TRAINING, plan=plan,

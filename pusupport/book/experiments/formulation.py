@@ -5,10 +5,12 @@ from ..experiment import TRAINING, Experiment, runs_of
 
 
 def negative_risk(summary, history):
-    """Observed when uPU's R̂_n goes below zero and nnPU's stays above half of uPU's lowest."""
+    """Reproduced when uPU's R̂_n goes below zero and nnPU's stays above half of uPU's lowest;
+    contradicted when uPU's never goes below zero or nnPU's goes as low as uPU's."""
     low = history.groupby("method").risk_negative.min()
     text = f"lowest R̂_n per epoch — uPU: {low['upu']:.3f}, nnPU: {low['nnpu']:.3f}"
-    return observed(text, low["upu"] < 0 and low["nnpu"] > low["upu"] / 2)
+    return observed(text, low["upu"] < 0 and low["nnpu"] > low["upu"] / 2,
+                    low["upu"] >= 0 or low["nnpu"] <= low["upu"])
 
 
 EXPERIMENT = Experiment(

@@ -2,6 +2,8 @@
 epochs of nnPU and uPU training, and the purity of the largest-loss points."""
 from __future__ import annotations
 
+import math
+
 import pandas as pd
 
 from ...core.problem import PUData
@@ -48,12 +50,16 @@ def run_loss_snapshots(page: Page, data: PUData):
 
 
 def purity(summary, history):
-    """Observed when nnPU (logistic)'s top-k purity at its last snapshot exceeds π."""
+    """Reproduced when nnPU (logistic)'s top-k purity at its last snapshot is above one half
+    by more than two binomial standard errors (k points), contradicted when below it by as
+    much; π is printed beside it (a random pick's purity)."""
     rows = history[history.method == LOGISTIC_NNPU].dropna(subset=["top_k_purity"])
     last = rows.loc[rows.epoch.idxmax()]
-    text = (f"nnPU (logistic), epoch {int(last.epoch)}: top-k purity {last.top_k_purity:.1%} "
-            f"vs π = {summary['prior']:.3f}")
-    return observed(text, last.top_k_purity > summary["prior"])
+    k, share = summary["top_k"], float(last.top_k_purity)
+    se = math.sqrt(max(share * (1 - share), 0.25 / k) / k)      # never 0 at a purity of 0 or 1
+    text = (f"nnPU (logistic), epoch {int(last.epoch)}: top-{k} purity {share:.1%} ± {2 * se:.1%} "
+            f"(2 SE) vs one half; π = {summary['prior']:.3f}")
+    return observed(text, share - 2 * se > 0.5, share + 2 * se < 0.5)
 
 
 EXPERIMENT = Experiment(

@@ -1,0 +1,103 @@
+"""Committed reference results under ``results/reference/`` and their provenance.
+
+``results/reference/<profile>/spread.json``: the run-to-run spread of each data set's paired
+difference when only floating-point arithmetic changes (another thread count), written
+by ``book/spread.py`` (``make spread``). A record holds the settings fingerprint of the
+page it measured; a record whose fingerprint no longer matches that page's results is
+stale and is not used.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import time
+from pathlib import Path
+
+import torch
+
+#: The committed reference folder (beside the book, at the repository's root).
+REFERENCE = Path(__file__).resolve().parents[2] / "results" / "reference"
+
+
+def fingerprint(values: dict) -> str:
+    """A short, stable hash of settings (``values`` must be JSON-able)."""
+    text = json.dumps(values, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def provenance(command: str, wall_seconds: float, precision: str) -> dict:
+    """Where and how a result was made: commit, machine, threads, precision, date, wall
+    time and the command."""
+    root = REFERENCE.parents[1]
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
+                                text=True, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--", "pusupport"], cwd=root,
+                               capture_output=True, text=True).stdout.strip()
+        commit += "+uncommitted changes" if dirty else ""
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else None
+    return {"commit": commit, "cpu": _cpu_model(), "cores": os.cpu_count(), "gpu": gpu,
+            "torch": torch.__version__, "precision": precision,
+            "date": time.strftime("%Y-%m-%d %H:%M %Z"), "wall_seconds": round(wall_seconds, 1),
+            "command": command}
+
+
+def spread_path(profile: str, root: Path = REFERENCE) -> Path:
+    return Path(root) / profile / "spread.json"
+
+
+def read_spread(output_dir, profile: str = "cpu", root: Path = REFERENCE) -> tuple[dict, list[dict]]:
+    """({(data set, profile): spread} of the records still current, and one row per record
+    for display: data set, page, spread, status). A record is stale when the page it
+    measured ran under ``output_dir`` with other settings."""
+    path = spread_path(profile, root)
+    if not path.exists():
+        return {}, []
+    record = json.loads(path.read_text())
+    current, rows = {}, []
+    for dataset, r in record["datasets"].items():
+        summary = Path(output_dir) / r["page"] / "summary.json"
+        ran = json.loads(summary.read_text()).get("fingerprint") if summary.exists() else None
+        status = ("current" if ran in (None, r["fingerprint"]) else
+                  f"stale (settings changed): recompute with `make spread`")
+        if status == "current":
+            current[dataset, record["profile"]] = r["spread"]
+        rows.append({"data set": dataset, "page": r["page"], "seeds": r["seeds"],
+                     "spread": r["spread"], "largest per-seed change": r["per_seed"],
+                     "threads": " vs ".join(map(str, r["threads"])), "status": status})
+    return current, rows
+
+
+def spread_text(output_dir, profile: str = "cpu", root: Path = REFERENCE) -> str:
+    """Markdown: the measured spread per data set with its provenance, or why there is none."""
+    _, rows = read_spread(output_dir, profile, root)
+    if not rows:
+        return (f"No run-to-run spread has been measured at the `{profile}` profile "
+                "(`make spread` measures it); verdicts use a floor of 2 test points only.")
+    record = json.loads(spread_path(profile, root).read_text())
+    lines = ["| data set | page | seeds | spread (largest shift of an interval end) | largest "
+             "per-seed shift | threads | status |", "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines += [f"| {r['data set']} | {r['page']} | {r['seeds']} | {r['spread']:.4f} | "
+              f"{r['largest per-seed change']:.4f} | {r['threads']} | {r['status']} |" for r in rows]
+    lines.append("")
+    for dataset, r in record["datasets"].items():
+        how = r["provenance"]
+        lines.append(f"- {dataset}: commit {how['commit'][:12]}, {how['cpu']} ({how['cores']} cores), "
+                     f"{how['precision']}, {how['date']}, {how['wall_seconds'] / 60:.1f} min: "
+                     f"`{how['command']}`")
+    return "\n".join(lines)

@@ -1,0 +1,61 @@
+"""Committed reference results: the run-to-run spread record, its provenance, and refusal
+when stale."""
+import json
+
+import pytest
+
+from pusupport.book import reference
+from pusupport.book.pages import resolve_page
+from pusupport.book.registry import book_pages
+
+
+def record(fingerprint="abc", spread=0.002):
+    prov = reference.provenance("python book/spread.py", 61.0, "bf16 autocast")
+    return {"profile": "cpu", "datasets": {"synthetic": {
+        "page": "synthetic", "fingerprint": fingerprint, "seeds": 10, "spread": spread,
+        "per_seed": 0.003, "mean_shift": 0.001, "threads": [1, 2], "provenance": prov}}}
+
+
+def test_provenance_names_commit_machine_precision_date_wall_time_and_command():
+    prov = reference.provenance("make spread", 12.34, "fp32")
+    assert set(prov) == {"commit", "cpu", "cores", "gpu", "torch", "precision", "date",
+                         "wall_seconds", "command"}
+    assert prov["wall_seconds"] == 12.3 and prov["command"] == "make spread" and prov["precision"] == "fp32"
+    assert prov["commit"] and prov["cpu"] and prov["cores"] >= 1
+
+
+def test_a_record_is_used_while_its_page_s_settings_match(tmp_path):
+    root, results = tmp_path / "reference", tmp_path / "results"
+    path = reference.spread_path("cpu", root)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(record()))
+    assert reference.read_spread(results, "cpu", root)[0] == {("synthetic", "cpu"): 0.002}  # page not run: kept
+    (results / "synthetic").mkdir(parents=True)
+    (results / "synthetic" / "summary.json").write_text(json.dumps({"fingerprint": "abc"}))
+    spread, rows = reference.read_spread(results, "cpu", root)
+    assert spread == {("synthetic", "cpu"): 0.002} and rows[0]["status"] == "current"
+    (results / "synthetic" / "summary.json").write_text(json.dumps({"fingerprint": "other"}))
+    spread, rows = reference.read_spread(results, "cpu", root)
+    assert spread == {} and rows[0]["status"].startswith("stale (settings changed): recompute with `make spread`")
+    text = reference.spread_text(results, "cpu", root)
+    assert "| synthetic | synthetic | 10 | 0.0020 | 0.0030 | 1 vs 2 | stale" in text
+    assert "`python book/spread.py`" in text
+    assert reference.read_spread(results, "paper", root) == ({}, [])
+    assert "No run-to-run spread has been measured at the `paper` profile" in reference.spread_text(results, "paper", root)
+
+
+def test_the_committed_spread_matches_the_code_s_settings():
+    """Change a page's settings (or the seeds) and this fails until `make spread` is re-run."""
+    path = reference.spread_path("cpu")
+    if not path.exists():
+        pytest.skip("no spread measured yet")
+    for dataset, r in json.loads(path.read_text())["datasets"].items():
+        entry = next(e for e in book_pages() if e["page"] == r["page"])
+        from pusupport.book.registry import get
+        params = {"profile": "cpu", "device": "cpu", "seeds": None, "data_dir": None, "output_dir": "results",
+                  "dry_run": 0, "checkpoints": None, "runner": None,
+                  **{k: None for k in get(entry["notebook"]).parameters}, **entry["parameters"]}
+        page = resolve_page(entry["notebook"], **params)
+        assert page.fingerprint() == r["fingerprint"], (
+            f"results/reference/cpu/spread.json is stale for {dataset} ({r['page']}'s settings "
+            "changed): recompute with `make book && make spread`")
