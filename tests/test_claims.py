@@ -330,7 +330,7 @@ def write_page(root, folder, hist, **summary):
 
 SYNTHETIC_CLAIM = "Synthetic data (§4.1): aaPU has a lower test error than nnPU"
 COLUMNS = ["claim", "profile", "seeds", "paired difference", "95 % interval", "p (adjusted)",
-           "ruled out", "Δ", "verdict", "measured"]
+           "ruled out", "Δ", "interval covers", "floor", "verdict", "measured"]
 
 
 def test_reproduction_table_rows(tmp_path):
@@ -348,12 +348,13 @@ def test_reproduction_table_rows(tmp_path):
     assert {k: synthetic[k] for k in ("profile", "seeds", "paired difference", "Δ")} == {
         "profile": "smoke", "seeds": 6, "paired difference": "-0.0200", "Δ": "0.0275"}
     assert synthetic["p (adjusted)"].endswith("(Bonferroni over 5)")
+    assert synthetic["interval covers"] == "training randomness, on this test split"     # no dataset given
     # 5 × 2/64 ≥ 0.05 (the family's price): no gain shown, and the gain of 0.02 is below Δ
     assert synthetic["verdict"] == "the paper's gain ruled out: no gain of Δ = 0.0275 or more"
     assert synthetic["ruled out"].startswith("gains above 0.02")
     assert rows.loc[CLAIMS[0].claim].to_dict() == {
         "profile": "cpu", "seeds": 1, "paired difference": "—", "95 % interval": "—", "p (adjusted)": "—",
-        "ruled out": "—", "Δ": "—", "verdict": CONTRADICTED,
+        "ruled out": "—", "Δ": "—", "interval covers": "—", "floor": "—", "verdict": CONTRADICTED,
         "measured": "lowest R̂_n per epoch — uPU: 0.100, nnPU: 0.200"}
     cifar = rows.loc["CIFAR-10: aaPU has a lower test error than nnPU (Table 2)"].to_dict()
     assert (cifar["profile"], cifar["verdict"], cifar["measured"]) == ("paper", NOT_RUN, "— (CIFAR-10 is missing)")
@@ -383,7 +384,8 @@ def test_reproduction_table_of_chosen_claims(tmp_path):
     assert table.to_dict("records") == [{"claim": "c", "profile": "p", "seeds": 3,
                                          "paired difference": "—", "95 % interval": "—",
                                          "p (adjusted)": "—", "ruled out": "—", "Δ": "—",
-                                         "verdict": REPRODUCED, "measured": "measured it"}]
+                                         "interval covers": "—", "floor": "—", "verdict": REPRODUCED,
+                                         "measured": "measured it"}]
     assert seen == [(7, len(HISTORY))]
 
 
@@ -397,7 +399,7 @@ def test_verdict_for_a_page(tmp_path):
     assert text.startswith(f"**Claim:** {SYNTHETIC_CLAIM}  \n**Measured (smoke profile, 6 seeds):** "
                            "aapu − nnpu, final test error: +0.0200 [+0.0185, +0.0215], t-test p = 0.000, "
                            "sign-flip p = 0.031")
-    assert "\n**Judged:** +0.0200 [+0.0" in text and "p t 0.000, exact 0.156 (Bonferroni over 5), Δ = 0.0275" in text
+    assert "\n**Judged:** +0.0200 [+0.0" in text and "(training randomness, on this test split)" in text and "p t 0.000, exact 0.156 (Bonferroni over 5), Δ = 0.0275, floor 0.0000" in text
     assert text.endswith(f"**Verdict:** {INCONCLUSIVE}: about 6 seeds would decide at Δ = 0.0275") or \
         "**Verdict:** the paper's gain ruled out" in text or "**Verdict:** " in text
     assert verdict_for(tmp_path, "no_such_page") == ""

@@ -134,6 +134,13 @@ def _p(j: Judged | None) -> str:
     return f"t {j.p_t:.3f}, exact {j.p_exact:.3f}" + (f" ({j.adjustment})" if j.adjustment else "")
 
 
+def _covers(summary: dict) -> str:
+    """What a comparison's interval covers: the synthetic page draws a test set per seed."""
+    if summary.get("dataset") == "synthetic":
+        return "training and a test set drawn per seed"
+    return "training randomness, on this test split"
+
+
 def reproduction_table(output_dir, claims, spread: dict | None = None,
                        family_sizes: dict | None = None) -> pd.DataFrame:
     """One row per claim of ``claims`` ((claim, results folder) pairs): profile, seeds, and
@@ -149,6 +156,8 @@ def reproduction_table(output_dir, claims, spread: dict | None = None,
                      "95 % interval": f"[{j.low:+.4f}, {j.high:+.4f}]" if compared else "—",
                      "p (adjusted)": _p(j), "ruled out": j.ruled_out() if compared else "—",
                      "Δ": "—" if j is None else f"{j.margin:.4f}",
+                     "interval covers": "—" if j is None else _covers(summary),
+                     "floor": "—" if j is None else f"{j.floor:.4f}",
                      "verdict": o.verdict if j is None else j.text(), "measured": o.measured})
     return pd.DataFrame(rows)
 
@@ -162,8 +171,10 @@ def verdict_text(output_dir, claims, spread: dict | None = None,
     table = reproduction_table(output_dir, claims, spread, family_sizes)
     return "\n\n".join(f"**Claim:** {r['claim']}  \n**Measured ({r['profile']} profile, "
                         f"{r['seeds']} seed{'' if r['seeds'] == 1 else 's'}):** {r['measured']}  \n"
-                        + (f"**Judged:** {r['paired difference']} {r['95 % interval']}, "
-                           f"p {r['p (adjusted)']}, Δ = {r['Δ']}; {r['ruled out']}  \n"
+                        + (f"**Judged:** {r['paired difference']} {r['95 % interval']} "
+                           f"({r['interval covers']}), p {r['p (adjusted)']}, Δ = {r['Δ']}, "
+                           f"floor {r['floor']} (the run-to-run spread, at least 2 test points); "
+                           f"{r['ruled out']}  \n"
                            if r["ruled out"] != "—" else "")
                         + f"**Verdict:** {r['verdict']}"
                         for r in table.to_dict("records"))
