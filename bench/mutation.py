@@ -43,6 +43,7 @@ def _config(modules, tests) -> str:
     lines = ["[mutmut]", "source_paths = pusupport", "only_mutate ="]
     lines += [f"    {m}" for m in modules]
     lines += ["pytest_add_cli_args_test_selection ="] + [f"    {t}" for t in tests]
+    lines += ["also_copy =", "    book/_toc.yml"]        # the registry reads the book's order
     lines += ["pytest_add_cli_args =", "    -p", "    no:cacheprovider", ""]
     return "\n".join(lines)
 

@@ -50,7 +50,7 @@ def _page(notebook: str, dataset: str, profile: str, data_dir, output_dir):
 def measure(dataset: str, notebook: str, folder: str, args) -> dict | None:
     reference = Path(args.reference) / folder
     summary = json.loads((reference / "summary.json").read_text()) if (reference / "summary.json").exists() else None
-    page = _page(notebook, dataset, args.profile, args.data_dir, Path(args.output_dir))
+    page = _page(notebook, dataset, args.profile, args.data_dir, args.output_dir)
     if summary is None or summary.get("status") != "run":
         print(f"{dataset}: no results of '{folder}' under {args.reference}: run `make book` first; skipped")
         return None
@@ -92,7 +92,7 @@ def main(argv=None) -> None:
     torch.set_num_threads(args.threads)
     path = spread_path(args.profile)
     out = json.loads(path.read_text())["datasets"] if path.exists() else {}    # keep the others
-    runtime = resolve(_page("synthetic", "synthetic", args.profile, None, Path(args.output_dir)).settings.train)
+    runtime = resolve(_page("synthetic", "synthetic", args.profile, None, args.output_dir).settings.train)
     command = "python book/spread.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     for dataset in args.datasets:
         notebook, folder = PAGES[dataset]

@@ -431,3 +431,16 @@ def test_every_claim_names_a_distinct_check_and_the_folders_the_pages_write():
 def test_lower_error_claims_compare_the_right_methods(index, method, baseline):
     o = CLAIMS[index].check({}, steady(-0.02).replace({"aapu": method, "nnpu": baseline}))
     assert o.paired.high < 0 and o.measured.startswith(f"{method} − {baseline}, final test error")
+
+
+def test_the_summary_shows_the_judged_columns_and_lists_what_was_measured(tmp_path):
+    write_page(tmp_path, "synthetic", steady(-0.02), status="run", profile="cpu", n_test=10_000,
+               dataset="synthetic")
+    table = reproduction_table(tmp_path)
+    assert list(claims.shown(table).columns) == ["claim", "seeds", "paired difference", "95 % interval",
+                                                 "p (adjusted)", "ruled out", "Δ", "verdict"]
+    text = claims.measured_text(table)
+    assert text.count("\n") == len(table) - 1
+    assert (f"- **{SYNTHETIC_CLAIM}** (cpu profile; interval: training and a test set drawn per seed, "
+            "floor 0.0002): aapu − nnpu, final test error: -0.0200") in text
+    assert f"- **{CLAIMS[0].claim}** (— profile): — (page not executed)" in text

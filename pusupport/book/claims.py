@@ -162,6 +162,23 @@ def reproduction_table(output_dir, claims, spread: dict | None = None,
     return pd.DataFrame(rows)
 
 
+#: The columns the summary page shows (the CSV keeps them all).
+SHOWN = ["claim", "seeds", "paired difference", "95 % interval", "p (adjusted)", "ruled out", "Δ",
+         "verdict"]
+
+
+def shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The summary's table as displayed: :data:`SHOWN` of :func:`reproduction_table`'s columns."""
+    return table[SHOWN]
+
+
+def measured_text(table: pd.DataFrame) -> str:
+    """Markdown: what each claim's check measured, and what its interval covers."""
+    return "\n".join(f"- **{r['claim']}** ({r['profile']} profile"
+                     + (f"; interval: {r['interval covers']}, floor {r['floor']}" if r["floor"] != "—" else "")
+                     + f"): {r['measured']}" for r in table.to_dict("records"))
+
+
 def verdict_text(output_dir, claims, spread: dict | None = None,
                  family_sizes: dict | None = None) -> str:
     """Markdown: each of ``claims`` ((claim, results folder) pairs), what was measured and
