@@ -43,7 +43,7 @@ def _config(modules, tests) -> str:
     lines = ["[mutmut]", "source_paths = pusupport", "only_mutate ="]
     lines += [f"    {m}" for m in modules]
     lines += ["pytest_add_cli_args_test_selection ="] + [f"    {t}" for t in tests]
-    lines += ["also_copy =", "    book/_toc.yml"]        # the registry reads the book's order
+    lines += ["also_copy =", "    book"]        # the registry reads the book's order (_toc.yml)
     lines += ["pytest_add_cli_args =", "    -p", "    no:cacheprovider", ""]
     return "\n".join(lines)
 
@@ -61,16 +61,17 @@ def score(counts: dict) -> float:
     return (counts["killed"] + counts["timeout"]) / total if total else float("nan")
 
 
-def tally(outcomes: dict[str, str], equivalent: set[str]) -> dict:
-    counts = dict.fromkeys(COUNTS, 0)
+def tally(outcomes: dict[str, str], equivalent: set[str]) -> tuple[dict, list[str]]:
+    """Counts per outcome, and the mutants listed as equivalent that were killed (the list is
+    stale for them: remove them from bench/mutation_equivalent.json)."""
+    counts, stale = dict.fromkeys(COUNTS, 0), []
     for name, outcome in outcomes.items():
-        if name in equivalent:
-            if outcome in ("killed", "timeout"):
-                raise SystemExit(f"{name} is listed as equivalent but was killed: remove it")
+        if name in equivalent and outcome not in ("killed", "timeout"):
             counts["equivalent"] += 1
         else:
+            stale += [name] if name in equivalent else []
             counts[outcome if outcome in COUNTS else "survived"] += 1
-    return counts
+    return counts, stale
 
 
 def run_group(modules, tests) -> dict[str, dict[str, str]]:
@@ -84,18 +85,29 @@ def run_group(modules, tests) -> dict[str, dict[str, str]]:
     return {m: _outcomes(m) for m in modules}
 
 
-def main() -> None:
+#: The score every module must reach for `make mutation` to pass.
+BAR = 0.90
+
+
+def main(only: list[str]) -> int:
+    """Mutate every group (or the groups holding one of ``only``'s modules, merged into the
+    last bench/mutation.json); 1 when a module scores below BAR or the equivalent list is stale."""
     equivalent = json.loads((ROOT / "bench" / "mutation_equivalent.json").read_text())
-    modules, survivors = {}, {}
+    path = ROOT / "bench" / "mutation.json"
+    modules = json.loads(path.read_text())["modules"] if only and path.exists() else {}
+    survivors, stale = {}, []
     start = time.time()
     for group_modules, tests in GROUPS:
+        if only and not set(only) & set(group_modules):
+            continue
         for module, outcomes in run_group(group_modules, tests).items():
-            modules[module] = tally(outcomes, set(equivalent))
+            modules[module], killed = tally(outcomes, set(equivalent))
+            stale += killed
             survivors[module] = sorted(n for n, o in outcomes.items()
                                        if o not in ("killed", "timeout") and n not in equivalent)
     totals = {k: sum(c[k] for c in modules.values()) for k in COUNTS}
     result = {"modules": modules, "score": round(score(totals), 4)}
-    (ROOT / "bench" / "mutation.json").write_text(json.dumps(result, indent=2) + "\n")
+    path.write_text(json.dumps(result, indent=2) + "\n")
     print(f"\n{'module':28} {'mutants':>7} {'killed':>6} {'surv':>5} {'tmo':>4} "
           f"{'none':>4} {'equiv':>5} {'score':>6}")
     for m, c in modules.items():
@@ -105,9 +117,15 @@ def main() -> None:
     for m, names in survivors.items():
         for n in names:
             print(f"  not killed: {n}")
+    for n in stale:
+        print(f"{n} is listed as equivalent but was killed: remove it from bench/mutation_equivalent.json")
+    low = [m for m, c in modules.items() if score(c) < BAR]
+    if low:
+        print(f"below {BAR}: {', '.join(low)}")
+    return 1 if low or stale else 0
 
 
 if __name__ == "__main__":
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.environ.setdefault("MKL_NUM_THREADS", "1")
-    main()
+    sys.exit(main(sys.argv[1:]))

@@ -440,7 +440,42 @@ def test_the_summary_shows_the_judged_columns_and_lists_what_was_measured(tmp_pa
     assert list(claims.shown(table).columns) == ["claim", "seeds", "paired difference", "95 % interval",
                                                  "p (adjusted)", "ruled out", "Δ", "verdict"]
     text = claims.measured_text(table)
-    assert text.count("\n") == len(table) - 1
+    assert text.count("\n") == len(table) - 1 and all(line.startswith("- **") for line in text.split("\n"))
     assert (f"- **{SYNTHETIC_CLAIM}** (cpu profile; interval: training and a test set drawn per seed, "
             "floor 0.0002): aapu − nnpu, final test error: -0.0200") in text
     assert f"- **{CLAIMS[0].claim}** (— profile): — (page not executed)" in text
+
+
+def test_judging_reads_the_test_size_the_spread_and_the_family_from_their_sources(tmp_path):
+    check = lower_error("aapu", "nnpu")
+    tiny = steady(-0.00005, noise=(0, 0, 0, 0, 0, 0)).assign(   # baseline 0.0002: Δ is 3 test points
+        test_error=lambda h: h.test_error * 0.001)
+    write_page(tmp_path, "a", tiny, status="run", profile="cpu", dataset="x", n_test=1000)
+    write_page(tmp_path, "b", steady(-0.02), status="run", profile="cpu", dataset="x", n_test=1000)
+    alone = [(Claim("one", check), "a"), (Claim("two", check), "b")]       # no family: each alone
+    judged = claims.judge_claims(tmp_path, alone)
+    assert judged[0][1].judged.margin == pytest.approx(0.003) and judged[1][1].judged.adjustment == ""
+    table = claims.reproduction_table(tmp_path, alone, {("x", "cpu"): 0.0123})
+    assert list(table.floor) == ["0.0123", "0.0123"]
+    assert list(table["p (adjusted)"]) == ["t 0.000, exact 0.031", "t 0.000, exact 0.031"]
+    text = verdict_text(tmp_path, alone[1:], {("x", "cpu"): 0.0123})
+    assert "floor 0.0123 (the run-to-run spread, at least 2 test points)" in text
+    assert "**Measured (cpu profile, 6 seeds):**" in text
+
+
+def test_two_seeds_get_an_interval_and_one_seed_is_singular(tmp_path):
+    write_page(tmp_path, "two", steady(-0.02, seeds=2), status="run", profile="cpu")
+    write_page(tmp_path, "one", steady(-0.02, seeds=1), status="run", profile="cpu")
+    check = lower_error("aapu", "nnpu")
+    table = claims.reproduction_table(tmp_path, [(Claim("c", check), "two"), (Claim("d", check), "one")])
+    two, one = table.to_dict("records")
+    assert two["95 % interval"].startswith("[") and two["p (adjusted)"].startswith("t ")
+    assert two["ruled out"].startswith("gains above")
+    assert (one["95 % interval"], one["p (adjusted)"]) == ("—", "—")
+    assert "**Measured (cpu profile, 1 seed):**" in verdict_text(tmp_path, [(Claim("d", check), "one")])
+
+
+def test_unpaired_seeds_are_named_after_the_measurement():
+    h = steady(-0.02)
+    o = lower_error("aapu", "nnpu")({}, h[~((h.method == "aapu") & (h.seed == 5))])
+    assert o.measured.startswith("aapu − nnpu, final test error: -0.0") and "left out" in o.measured

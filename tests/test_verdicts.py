@@ -196,3 +196,91 @@ def test_a_joint_family_is_judged_on_its_simultaneous_interval():
         assert j.adjustment == "max-|t| sign-flip over 3"
     with pytest.raises(ValueError, match="same seeds"):
         judge_jointly([paireds[0], paired_difference([0.1, 0.2], [0.0, 0.1])], [0.01] * 2, [0.0] * 2)
+
+
+# --- boundaries and edge cases, each a line of the rule ----------------------------------
+
+def P(low, high, p_t=0.001, p_exact=0.001, n=8, sd=0.01):
+    """A paired difference with the interval and p-values given (exact binary values)."""
+    return Paired(n, (low + high) / 2, low, high, p_t, p_exact, 0.0, sd, ())
+
+
+def test_each_threshold_of_the_rule_at_its_boundary():
+    assert judge(P(-0.5, 0.25, p_t=0.05), 0.75).verdict == RULED_OUT            # p = α: nothing shown
+    assert judge(P(-0.5, 0.25, p_exact=0.05), 0.75).verdict == RULED_OUT
+    assert judge(P(-0.75, -0.25, p_t=0.01), 0.5).verdict == BORDERLINE           # p = 0.01: borderline
+    assert judge(P(0.0, 0.5), 0.25).verdict == BORDERLINE                        # an end on 0: no verdict
+    assert judge(P(-0.5, 0.0), 0.25).verdict == BORDERLINE
+    assert judge(P(-0.5, 0.25, p_t=0.5, p_exact=0.5), 0.5).verdict == INCONCLUSIVE   # L = −Δ: not ruled out
+    assert judge(P(-0.75, -0.25), 0.5, floor=0.25).verdict == REPRODUCED         # edge = floor: kept
+    assert judge(P(0.25, 0.75), 0.5, floor=0.25).verdict == CONTRADICTED
+    assert judge(P(-0.75, -0.25), 0.5, floor=0.375).verdict == UNSTABLE          # within it: withheld
+
+
+def test_judged_text_and_what_is_ruled_out_verbatim():
+    none = judge(P(0.0, 0.5, p_t=0.5, p_exact=0.5), 0.25)
+    assert none.ruled_out() == "any gain ruled out at 95 %"
+    wide = judge(P(-9.0, 1.0, p_t=0.5, p_exact=0.5, sd=1.0), 1e-6)
+    assert wide.text() == "inconclusive at this scale: more than 1,000 seeds would decide at Δ = 0.0000"
+
+
+def test_the_t_statistics_of_columns_without_spread():
+    from pusupport.book.verdicts import _t_statistics
+    d = np.array([[0.5, -2.0, 0.0, 1.0, 1.0], [0.5, -2.0, 0.0, 1.0, 2.0], [0.5, -2.0, 0.0, 1.0, 3.0]])
+    with np.errstate(all="raise"):                   # no warning escapes, no division by zero
+        t = _t_statistics(d)
+    assert list(t[:4]) == [np.inf, -np.inf, 0.0, np.inf]
+    assert t[4] == pytest.approx(2.0 / (1.0 / math.sqrt(3)))
+
+
+@pytest.mark.filterwarnings("error")
+def test_a_family_with_a_member_without_spread_warns_nothing():
+    d = np.array([[1.0, 0.1], [1.0, -0.2], [1.0, 0.3], [1.0, 0.2], [1.0, 0.1], [1.0, 0.0]])
+    p_adj, critical = max_t_sign_flip(d)
+    assert p_adj[0] == pytest.approx(2 / 64) and critical > 0
+
+
+def test_the_critical_value_is_the_higher_95_percent_quantile():
+    d = np.array([[1.0, 0.3], [2.0, -0.5], [3.0, 1.2], [-0.5, 0.7], [1.5, 0.1]])
+    t = lambda x: x.mean(axis=0) / (x.std(axis=0, ddof=1) / math.sqrt(5))      # noqa: E731
+    maxima = sorted(np.abs(t(np.array(s)[:, None] * d)).max()
+                    for s in np.array(np.meshgrid(*[[1, -1]] * 5)).T.reshape(-1, 5))
+    assert max_t_sign_flip(d)[1] == pytest.approx(maxima[30])       # ⌈0.95 · 31⌉ of 32, not interpolated
+
+
+def test_families_keep_each_member_s_margin_and_floor():
+    p = paired_difference(BASE - 0.02 + NOISE, BASE)
+    for family in (1, 2, 5):
+        j = judge_within(p, 0.0123, 0.0045, family)
+        assert (j.margin, j.floor) == (0.0123, 0.0045)
+        assert (j.adjustment == "") == (family == 1)
+    two = judge_within(paired_difference([0.1, 0.3], [0.2, 0.25]), 0.01, 0.0, family=5)
+    assert two.adjustment == "Bonferroni over 5" and two.p_t == 1.0 and two.p_exact == 1.0   # capped at 1
+    joint = judge_jointly([p, p], [0.0123, 0.02], [0.0045, 0.001])
+    assert [(j.margin, j.floor) for j in joint] == [(0.0123, 0.0045), (0.02, 0.001)]
+    pair = paired_difference([0.1, 0.3], [0.2, 0.25])
+    assert len(judge_jointly([pair, pair], [0.01] * 2, [0.0] * 2)) == 2      # two seeds are enough
+    assert judge_jointly([p], [0.01], [0.0])[0].adjustment == "max-|t| sign-flip over 1"
+    with pytest.raises(ValueError, match="^a joint family needs the same seeds"):
+        judge_jointly([paired_difference([0.1], [0.2])], [0.01], [0.0])
+
+
+def test_seeds_needed_at_its_edges():
+    assert seeds_needed(0.0, 0.01, 1) == 1 and seeds_needed(0.001, 1.0, 2) == 2
+    assert seeds_needed(0.001, 1.0, 6) == 6
+    brute = next(k for k in range(2, 1001) if 2 * stats.t.ppf(0.975, k - 1) * 0.05 / math.sqrt(k) < 0.02)
+    assert seeds_needed(0.05, 0.02, 2) == brute and brute > 30
+    at_five = next(m for m in np.linspace(0.1, 10, 2000) if seeds_needed(1.0, m, 2, most=1000) == 5)
+    assert seeds_needed(1.0, at_five, 2, most=5) == 5 and seeds_needed(1.0, at_five, 2, most=4) is None
+
+
+def test_one_seed_and_text_values_in_full():
+    one = paired_difference([0.10], [0.20])
+    assert math.isnan(one.p_t) and math.isnan(one.detectable) and one.differences == pytest.approx((-0.1,))
+    p = paired_difference(["0.10", "0.20", "0.30"], ["0.20", "0.25", "0.35"])
+    assert p.mean == pytest.approx(-0.0667, abs=1e-4) and p.n == 3 and len(p.differences) == 3
+    p = paired_difference([0.1, 0.2, 0.3], ["0.20", "0.25", "0.35"])
+    assert p.mean == pytest.approx(-0.0667, abs=1e-4)
+    same = paired_difference([0.105, 0.125], [0.100, 0.120])
+    assert same.describe() == same.interval() == "+0.0050 at each of 2 seeds (no spread: no interval)"
+    assert Paired(3, -0.012345, -0.03, 0.005, 0.1, 0.25, 0.02).interval() == "-0.0123 [-0.0300, +0.0050]"

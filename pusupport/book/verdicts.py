@@ -220,8 +220,8 @@ def judge(paired: Paired, margin: float, floor: float = 0.0, *, p_t: float | Non
 
 def holm(p_values) -> list[float]:
     """Holm's step-down adjusted p-values (same order as given)."""
-    p = np.asarray(p_values, dtype=float)
-    order = np.argsort(p, kind="stable")
+    p = np.asarray(p_values)
+    order = np.argsort(p)
     adjusted = np.maximum.accumulate(np.minimum(1.0, (len(p) - np.arange(len(p))) * p[order]))
     out = np.empty_like(p)
     out[order] = adjusted
@@ -241,12 +241,12 @@ def max_t_sign_flip(differences) -> tuple[list[float], float]:
     """Westfall–Young max-|t| test for a family sharing its seeds: ``differences`` is
     seeds × members; each seed's sign is flipped jointly across the members (keeping their
     correlation). Returns the adjusted p-values and the 95 % critical value of max |t|."""
-    d = np.asarray(differences, dtype=float)
+    d = np.asarray(differences)
     signs = _sign_patterns(d.shape[0])
-    observed = np.abs(_t_statistics(d))
+    observed = np.nan_to_num(np.abs(_t_statistics(d)))                # ±inf: the largest float
     flipped = np.abs(_t_statistics(signs[:, :, None] * d[None]))      # patterns × members
-    most = np.nan_to_num(flipped.max(axis=1), posinf=np.finfo(float).max)
-    adjusted = [(most >= min(t, np.finfo(float).max) * (1 - 1e-12)).mean() for t in observed]
+    most = np.nan_to_num(flipped.max(axis=1))
+    adjusted = [(most >= t * (1 - 1e-12)).mean() for t in observed]
     return [float(p) for p in adjusted], float(np.quantile(most, 1 - ALPHA, method="higher"))
 
 
