@@ -268,6 +268,7 @@ def test_families_keep_each_member_s_margin_and_floor():
 def test_seeds_needed_at_its_edges():
     assert seeds_needed(0.0, 0.01, 1) == 1 and seeds_needed(0.001, 1.0, 2) == 2
     assert seeds_needed(0.001, 1.0, 6) == 6
+    assert seeds_needed(1.0, 2.0, 2) == 7           # t(5) = 2.571 > √6, t(6) = 2.447 < √7
     brute = next(k for k in range(2, 1001) if 2 * stats.t.ppf(0.975, k - 1) * 0.05 / math.sqrt(k) < 0.02)
     assert seeds_needed(0.05, 0.02, 2) == brute and brute > 30
     at_five = next(m for m in np.linspace(0.1, 10, 2000) if seeds_needed(1.0, m, 2, most=1000) == 5)

@@ -243,7 +243,7 @@ def paired_differences(judged: list, columns: int = 2, axes=None):
     rows = -(-len(judged) // columns) if len(judged) > 1 else 1
     columns = min(columns, len(judged))
     if axes is None:
-        fig, axes = plt.subplots(rows, columns, figsize=(5.2 * columns, 1.9 * rows + 0.4),
+        fig, axes = plt.subplots(rows, columns, figsize=(max(5.2 * columns, 7.5), 2.0 * rows + 0.7),
                                  squeeze=False)
     axes = list(axes.ravel()) if hasattr(axes, "ravel") else [axes]
     colors = verdict_colors()
@@ -265,8 +265,8 @@ def paired_differences(judged: list, columns: int = 2, axes=None):
         ax.tick_params(axis="x", labelsize=8)
     for ax in axes[len(judged):]:
         ax.set_visible(False)
-    axes[0].figure.supxlabel("method − baseline, final test error (paired by seed; < 0: the method "
-                             "is better; bar: the interval judged; grey band: ±Δ)", fontsize=9)
+    axes[0].figure.supxlabel("method − baseline, final test error, paired by seed (< 0: the method is "
+                             "better)\nbar: the interval the verdict was judged on; grey band: ±Δ", fontsize=9)
     axes[0].figure.tight_layout()
     return axes[0].figure
 
