@@ -116,6 +116,12 @@ def test_page_figures_have_captions():
     text = (HTML / "pages" / "synthetic.html").read_text() if HTML.exists() else ""
     require(bool(text), "no smoke book build: run `make test`")
     assert re.search(r'<figcaption>.*Test error of nnPU and aaPU', text, re.S)
+    assert re.search(r'<figcaption>.*The evidence behind the verdict', text, re.S)
+    summary = (HTML / "pages" / "summary.html").read_text()
+    assert re.search(r'<figcaption>.*Every comparative claim of the table', summary, re.S)
+    assert "No run-to-run spread has been measured at the <code" in summary          # smoke: none
+    for column in ("paired difference", "p (adjusted)", "ruled out", "verdict"):
+        assert f">{column}</th>" in summary
 
 
 def _free_port():
