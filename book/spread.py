@@ -85,7 +85,7 @@ def main(argv=None) -> None:
     parser.add_argument("--profile", default="cpu")
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--reference-threads", type=int, default=1)
-    parser.add_argument("--datasets", nargs="*", default=list(PAGES))
+    parser.add_argument("--datasets", nargs="*", default=list(PAGES), choices=list(PAGES))
     args = parser.parse_args(argv)
     if args.threads == args.reference_threads:
         parser.error("--threads must differ from --reference-threads: the point is another order of sums")

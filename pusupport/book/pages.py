@@ -20,7 +20,7 @@ from ..core.runtime import resolve, resolve_device
 from ..data.datasets import SIZES
 from ..data.files import data_root
 from . import registry
-from .claims import judge_claims, verdict_text
+from .claims import verdict_text
 from .cost import price
 from .experiment import OPT_INT, Experiment, RunSpec
 from .paper import CHECKPOINTS, NOT_IN_PAPER, PAPER, PROFILES
@@ -103,11 +103,7 @@ class Page:
     def evidence(self, ax=None):
         """The paired-differences figure of this page's comparative claims (a note where
         none was judged, e.g. in a dry run)."""
-        spread, _ = read_spread(self.output_dir, self.profile)
-        judged = [(c.claim, o.judged) for (c, _), (_, o) in
-                  zip(self.claims(), judge_claims(self.output_dir, self.claims(), spread,
-                                                  registry.family_sizes())) if o.judged]
-        return paired_differences(judged, axes=ax)
+        return paired_differences(registry.judged(self.output_dir, self.claims(), self.profile), axes=ax)
 
     def fingerprint(self) -> str:
         """The settings' fingerprint: data set, every setting that shapes a result, seeds."""

@@ -274,11 +274,5 @@ def paired_differences(judged: list, columns: int = 2, axes=None):
 def book_evidence(output_dir, profile: str = "cpu"):
     """:func:`paired_differences` of every comparative claim of the book judged on the
     results under ``output_dir`` (the summary page's small multiples)."""
-    from .claims import judge_claims
-    from .reference import read_spread
-    from .registry import book_claims, family_sizes
-    claims = book_claims()
-    spread, _ = read_spread(output_dir, profile)
-    judged = [(c.claim, o.judged) for (c, _), (_, o) in
-              zip(claims, judge_claims(output_dir, claims, spread, family_sizes())) if o.judged]
-    return paired_differences(judged, columns=2)
+    from .registry import book_claims, judged
+    return paired_differences(judged(output_dir, book_claims(), profile), columns=2)

@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import experiments
-from .claims import reproduction_table as _table
+from .claims import judge_claims, reproduction_table as _table
 from .cost import GPU, _bytes, _duration, _flops, markdown, price
 from .experiment import Experiment
 from .reference import read_spread
@@ -76,6 +76,15 @@ def book_claims() -> list[tuple]:
 def family_sizes() -> dict:
     """{family: the number of claims stated in it} over the book's claims."""
     return dict(Counter(c.family for c, _ in book_claims() if c.family))
+
+
+def judged(output_dir, claims, profile: str = "cpu") -> list[tuple]:
+    """(claim text, Judged) of each comparison among ``claims`` ((claim, results folder)
+    pairs), judged on the results under ``output_dir`` with the book's families and the
+    spread measured at ``profile`` — for the paired-differences figures."""
+    spread, _ = read_spread(output_dir, profile)
+    return [(c.claim, o.judged) for (c, _), (_, o) in
+            zip(claims, judge_claims(output_dir, claims, spread, family_sizes())) if o.judged]
 
 
 def reproduction_table(output_dir, profile: str = "cpu"):
