@@ -20,6 +20,12 @@ Top-level keys (the performance issue's targets in brackets):
   selection_overhead           aaPU's selection pass over bare inference on U [≤ 1.10]
   news_epoch_s                 one 20 Newsgroups epoch at the cpu settings, with the bytes
                                its sparse layer moves against this machine's bandwidth
+  stacking                     per model, K seeds of aaPU at the cpu settings trained as
+                               one stacked network and one by one (channels_last), at one
+                               thread as a book's Ray task runs them: the seconds, the
+                               speed-up of stacking (< 1: one by one is faster), equal
+                               final errors; the runtime's CPU_STACKED must list exactly
+                               the models with a speed-up above 1
 """
 from __future__ import annotations
 
@@ -135,7 +141,7 @@ def bench_synthetic(epochs, n_seeds, peak_bf16):
     steps = epochs * n_batches
     floor_step = timed(bare_training_step(n_seeds, rows, BF16 if bf16 == "bf16" else torch.float32), 200)
     cfg = TrainConfig(method="nnpu", autocast=bf16, device="cpu")
-    members = StackedModels(data, seeds, cfg, resolve(cfg, stacked=True))
+    members = StackedModels(data, seeds, cfg, resolve(cfg))
     y_test = torch.stack([d.y_test for d in data])
     t_eval = timed(lambda: test_metrics(members, y_test, cfg.eval_batch_size, bf16 == "bf16"), 5)
     floor_eval = timed(bare_evaluation(n_seeds, n_test, cfg.eval_batch_size,
@@ -316,6 +322,52 @@ def bench_news(data_dir, epochs=3):
             "news_vs_bandwidth": t / (moved / 1e9 / bandwidth)}
 
 
+def bench_stacking(data_dir, quick):
+    """K seeds stacked vs one by one, per model, one thread (pusupport.core.runtime.CPU_STACKED)."""
+    from pusupport.core.runtime import CPU_STACKED
+    from pusupport.data.datasets import DATASETS, make_pu
+    from pusupport.data.files import DatasetNotFoundError
+    cases = {"mlp": (lambda s: synthetic(s, n_labeled=100, n_unlabeled=1000, n_test=10_000), 10,
+                     dict(epochs=5 if quick else 30, select_from=2, eval_every=10))}
+    for name, model, batch, n_select in (("fashion_mnist", {"name": "news_mlp", "activation": "relu"},
+                                          2000, 750),
+                                         ("cifar10", {"name": "kiryo_cnn", "width": 0.25, "dropout": 0.5},
+                                          500, 300)):
+        loader, positive = DATASETS[name]
+        try:
+            labeled = loader(data_dir=data_dir, download=False)
+        except DatasetNotFoundError:
+            print(f"stacking: {name} not found, skipped (set --data-dir)")
+            continue
+        n_u = 1000 if quick else 5000
+        cases[model["name"]] = (lambda s, ld=labeled, n=name, p=positive: make_pu(
+            n, ld, p, seed=s, n_labeled=1000, n_unlabeled=n_u), 6,
+            dict(model=model, epochs=1 if quick else 2, batch_size=batch, n_select=n_select,
+                 select_from=1, eval_every=2, lr_schedule={}))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    out = {}
+    try:
+        for model, (make, k, settings) in cases.items():
+            datas = {s: make(s) for s in range(k)}
+            cfg = TrainConfig(method="aapu", progress=False, device="cpu", **settings)
+            start = time.perf_counter()
+            stacked = train_seeds(datas.__getitem__, list(datas), cfg)
+            t_stacked = time.perf_counter() - start
+            start = time.perf_counter()
+            single = [train(d, cfg, seed=s) for s, d in datas.items()]
+            t_single = time.perf_counter() - start
+            errors = [abs(a.history.test_error.iloc[-1] - b.history.test_error.iloc[-1])
+                      for a, b in zip(stacked, single)]
+            out[model] = {"seeds": k, "epochs": cfg.epochs, "stacked_s": t_stacked,
+                          "one_by_one_s": t_single, "stacking_speedup": t_single / t_stacked,
+                          "max_final_error_difference": max(errors),
+                          "in_cpu_stacked": model in CPU_STACKED}
+    finally:
+        torch.set_num_threads(threads)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--data-dir", default=os.environ.get("PUSUPPORT_DATA"))
@@ -348,6 +400,7 @@ def main(argv=None):
         print("CIFAR-10 not found: set --data-dir or PUSUPPORT_DATA (make bench does)")
     if data and (data / "20news-bydate-train").is_dir():
         record("20news", bench_news, data, epochs=1 if quick else 3, top=("news_epoch_s",))
+    record("stacking", bench_stacking, data, quick)
     (ROOT / "results.json").write_text(json.dumps(results, indent=2))
     print(f"written {ROOT / 'results.json'}")
 

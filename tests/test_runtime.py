@@ -14,10 +14,11 @@ from pusupport.core.training import train, train_seeds
 def test_cpu_defaults_are_explicit_and_described():
     rt = resolve(TrainConfig(device="cpu"))
     assert rt.device.type == "cpu" and rt.bf16 == (cpu_bf16_instructions() is not None)
-    assert not rt.channels_last and resolve(TrainConfig(device="cpu"), stacked=True).channels_last
+    assert rt.channels_last and not resolve(TrainConfig(device="cpu", channels_last=False)).channels_last
+    assert rt.stack_seeds and not resolve(TrainConfig(device="cpu", model="kiryo_cnn")).stack_seeds
     assert rt.generator_device.type == "cpu" and not rt.seeded_dropout and not rt.compile
     text = rt.describe()
-    for word in ("autocast", "channels_last", "generators", "dropout streams", "compile"):
+    for word in ("autocast", "channels_last", "generators", "dropout streams", "compile", "seeds"):
         assert word in text
 
 

@@ -18,6 +18,8 @@ from __future__ import annotations
 import importlib.util
 import os
 
+from .store import train_histories
+
 
 def import_ray():
     """The ``ray`` module, or an error that says how to install it."""
@@ -117,28 +119,20 @@ class Claims:
         return first
 
 
-def train_histories(config, seeds: list, *datas) -> list:
-    """One run: train ``config`` on ``datas`` (one per seed, stacked when several);
-    return each seed's history."""
-    from ..core.training import train, train_seeds
-    if len(seeds) == 1:
-        return [train(datas[0], config, seed=seeds[0]).history]
-    return [r.history for r in train_seeds(dict(zip(seeds, datas)).__getitem__, seeds, config)]
-
-
-def _claimed_run(claims, key, task: dict, config, seeds: list, *datas):
+def _claimed_run(claims, key, task: dict, config, seeds: list, store, *datas):
     """Ray task: the run, unless the page already took it (then None)."""
     ray = import_ray()
     if not ray.get(claims.take.remote(key)):
         return None
     limit_threads(task)
-    return train_histories(config, seeds, *datas)
+    return train_histories(config, seeds, list(datas), store)
 
 
-def fan_out(runs: list[tuple], make_data, seeds: list, runner: dict) -> list[list]:
-    """``[train_histories(config, group, *data of group) for config, group in runs]``,
-    the runs as Ray tasks on the cluster of ``runner`` (``{"address", "task"}``), the
-    page taking the ones no worker has started (last first).
+def fan_out(runs: list[tuple], make_data, seeds: list, runner: dict, store=None) -> list[tuple]:
+    """``[train_histories(config, group, data of group, store) for config, group in runs]``
+    (:func:`pusupport.book.store.train_histories`), the runs as Ray tasks on the cluster of
+    ``runner`` (``{"address", "task"}``), the page taking the ones no worker has started
+    (last first).
 
     Every seed's data is built here, once, as the serial loop builds it.
     """
@@ -151,14 +145,14 @@ def fan_out(runs: list[tuple], make_data, seeds: list, runner: dict) -> list[lis
     claims = ray.remote(num_cpus=0)(Claims).remote()
     task = setting["task"]
     remote = ray.remote(_claimed_run).options(**task, max_retries=0)
-    refs = [remote.remote(claims, i, task, config, group, *[shared[s] for s in group])
+    refs = [remote.remote(claims, i, task, config, group, store, *[shared[s] for s in group])
             for i, (config, group) in enumerate(runs)]
     out = {}
     for i in reversed(range(len(runs))):
         if ray.get(claims.take.remote(i)):
             ray.cancel(refs[i])
             config, group = runs[i]
-            out[i] = train_histories(config, group, *[data[s] for s in group])
+            out[i] = train_histories(config, group, [data[s] for s in group], store)
     print(f"{len(runs)} runs as Ray tasks: {len(runs) - len(out)} on workers, {len(out)} in "
           "this page", flush=True)
     histories = [out[i] if i in out else ray.get(ref) for i, ref in enumerate(refs)]

@@ -145,7 +145,7 @@ class Page:
 
     def _notes(self) -> list[str]:
         """Differences from the paper that are not settings: precision, π, the U sample."""
-        runtime = resolve(replace(self.settings.train, device=self.device), stacked=len(self.seeds) > 1)
+        runtime = resolve(replace(self.settings.train, device=self.device))
         notes = [f"device settings: {runtime.describe()}", self._where()]
         if runtime.bf16:
             notes.append("precision: bf16 autocast, scores and risks in float32 (the paper states "

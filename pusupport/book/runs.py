@@ -6,6 +6,7 @@ from dataclasses import replace
 import pandas as pd
 
 from . import cluster
+from .store import RunStore, train_histories
 from ..core.methods import get_method
 from ..core.progress import progress
 
@@ -41,8 +42,12 @@ def run_methods(page: Page, methods, make_data, group: str | None = None, **over
 
     ``methods`` is a list of names, or a dict mapping a label to TrainConfig overrides
     (e.g. ``{"nnpu+p": {"method": "nnpu"}}``). With several seeds, methods that stack
-    run all seeds at once as one network (the same maths); the others run seed by
-    seed. With ``page.checkpoints`` every run checkpoints under
+    run all seeds at once as one network (the same maths) where that is faster on the
+    device (:func:`~pusupport.core.runtime.resolve`'s ``stack_seeds``); the others run
+    seed by seed. A run already in the output folder's run store
+    (:class:`~pusupport.book.store.RunStore`: trained by another page of the build, or by
+    an earlier build) is read, not trained again; the page prints which.
+    With ``page.checkpoints`` every run checkpoints under
     ``<results>/checkpoints/[<group>/]<label>``, and re-running the page resumes.
     With ``page.runner`` (a Ray cluster, set by ``book/execute.py --workers N``) these
     runs are Ray tasks instead (:func:`pusupport.book.cluster.fan_out`), on the same
@@ -50,8 +55,8 @@ def run_methods(page: Page, methods, make_data, group: str | None = None, **over
     Returns the tidy history of all runs.
     """
     from ..core.members import check_stackable
+    from ..core.runtime import resolve
     from ..core.stacking import NotStackable
-    from ..core.training import train, train_seeds
     if not isinstance(methods, dict):
         methods = {m: {"method": m} for m in methods}
     configs = {}
@@ -61,7 +66,8 @@ def run_methods(page: Page, methods, make_data, group: str | None = None, **over
         if page.checkpoints:                 # hours-long runs: resume where a crash left them
             folder = page.results_dir / "checkpoints" / (group or "") / label
             configs[label] = replace(configs[label], checkpoint_dir=str(folder))
-    stackable = [label for label, cfg in configs.items() if get_method(cfg.method).stacks]
+    stackable = [label for label, cfg in configs.items()
+                 if get_method(cfg.method).stacks and resolve(cfg).stack_seeds]
     if len(page.seeds) > 1 and stackable:
         try:
             check_stackable(make_data(page.seeds[0]))
@@ -69,32 +75,33 @@ def run_methods(page: Page, methods, make_data, group: str | None = None, **over
             stackable = []
     else:
         stackable = []
+    runs = [(label, list(page.seeds)) for label in stackable] + [
+        (label, [seed]) for seed in page.seeds for label in configs if label not in stackable]
+    store = None if page.settings.train.dry_run else RunStore(page.output_dir / "runs", page.name)
     if page.runner:                          # a page under `book/execute.py --workers N`
-        histories = _fan_out(page, configs, stackable, make_data)
+        done = cluster.fan_out([(configs[label], seeds) for label, seeds in runs], make_data,
+                               page.seeds, page.runner, store)
     else:
-        histories = {}
-        for label in progress(stackable, desc=f"{page.name} (all seeds at once)"):
-            for result in train_seeds(make_data, page.seeds, configs[label]):
-                histories[label, result.config.seed] = result.history
-        runs = [(seed, label) for seed in page.seeds for label in configs if label not in stackable]
-        data, data_seed = None, None
-        for seed, label in progress(runs, desc=page.name):
-            if seed != data_seed:
-                data, data_seed = make_data(seed), seed
-            histories[label, seed] = train(data, configs[label], seed=seed).history
+        done, data, data_seed = [], None, None
+        for label, seeds in progress(runs, desc=page.name):
+            if len(seeds) > 1:
+                datas = [make_data(s) for s in seeds]
+            else:                            # one seed's data at a time, kept for its methods
+                if seeds[0] != data_seed:
+                    data, data_seed = make_data(seeds[0]), seeds[0]
+                datas = [data]
+            done.append(train_histories(configs[label], seeds, datas, store))
+    read = {}
+    for (label, _), (_, trainer) in zip(runs, done):
+        if trainer is not None:
+            read.setdefault(label, trainer)
+    if read:
+        print("read from the run store, not trained again: " + "; ".join(
+            f"{label} (trained by the {trainer} page)" for label, trainer in read.items()))
+    histories = {(label, seed): history for (label, seeds), (histories, _) in zip(runs, done)
+                 for seed, history in zip(seeds, histories)}
     return pd.concat([histories[label, seed].assign(method=label)
                       for label in configs for seed in page.seeds], ignore_index=True)
-
-
-def _fan_out(page: Page, configs: dict, stackable: list, make_data) -> dict:
-    """The runs of :func:`run_methods` as Ray tasks: one per stacking method (all seeds),
-    one per other method and seed. Returns ``{(label, seed): history}``."""
-    groups = [(label, list(page.seeds)) for label in stackable] + [
-        (label, [seed]) for seed in page.seeds for label in configs if label not in stackable]
-    done = cluster.fan_out([(configs[label], seeds) for label, seeds in groups], make_data,
-                           page.seeds, page.runner)
-    return {(label, seed): history for (label, seeds), runs in zip(groups, done)
-            for seed, history in zip(seeds, runs)}
 
 
 def run_plan(page: Page, specs: list[RunSpec], make_data=None) -> pd.DataFrame:

@@ -116,7 +116,7 @@ def test_metrics(members, y_test: torch.Tensor, batch_size: int, amp: bool,
 
 def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) -> list[RunResult]:
     """The loop: train member k on ``datas[k]`` with seed ``seeds[k]`` (K ≥ 1)."""
-    method, runtime = get_method(cfg.method), resolve(cfg, stacked)
+    method, runtime = get_method(cfg.method), resolve(cfg)
     device, amp, K = runtime.device, runtime.bf16, len(seeds)
     members = (StackedModels if stacked else SingleModel)(datas, seeds, cfg, runtime)
     batch_gens = [torch.Generator(runtime.generator_device).manual_seed(s) for s in seeds]

@@ -1,0 +1,98 @@
+"""The run store: a run is trained once per output folder, read wherever it is needed again
+with the history the page would have written, and never read for other data, settings,
+threads or evaluation epochs it does not cover."""
+from dataclasses import replace
+
+import pandas as pd
+import torch
+
+from pusupport.book.pages import resolve_page
+from pusupport.book.store import RunStore, run_key
+from pusupport.book.registry import get
+from pusupport.core.config import TrainConfig
+from pusupport.data import synthetic
+
+BASE = dict(device="cpu", seeds=[0, 1], data_dir=None, dry_run=0, checkpoints=None,
+            runner=None, profile="smoke", epochs=6, lr=None)
+
+
+def page(name, output_dir, **kw):
+    params = {**BASE, **{k: None for k in get(name).parameters if k not in BASE}, **kw}
+    return resolve_page(name, output_dir=str(output_dir), **params)
+
+
+def no_training(*args, **kwargs):
+    raise AssertionError("trained a run that is in the store")
+
+
+def test_a_page_built_twice_trains_nothing_the_second_time(tmp_path, monkeypatch, capsys):
+    first = page("synthetic", tmp_path).run()
+    assert "read from the run store" not in capsys.readouterr().out
+    monkeypatch.setattr("pusupport.core.training.fit", no_training)
+    again = page("synthetic", tmp_path).run()
+    pd.testing.assert_frame_equal(again.drop(columns="wall_time"), first.drop(columns="wall_time"))
+    said = capsys.readouterr().out
+    assert "nnpu (trained by the synthetic page)" in said and "aapu (trained by" in said
+
+
+def test_a_page_reads_another_pages_run_with_its_own_evaluation_epochs(tmp_path, monkeypatch, capsys):
+    trained = page("synthetic", tmp_path).run()                 # evaluated every epoch
+    readings = page("readings", tmp_path)                        # evaluates the last epoch only
+    assert readings.settings.train.eval_every == 0
+    monkeypatch.setattr("pusupport.core.training.fit", no_training)
+    book_reading = [s for s in readings.plan() if s.label in ("aapu", "nnpu")]
+    read = readings.run(book_reading)
+    assert "aapu (trained by the synthetic page)" in capsys.readouterr().out
+    last = read.epoch == 6
+    assert read[~last].test_error.isna().all() and read[last].test_error.notna().all()
+    # the numbers the page would have trained itself
+    monkeypatch.undo()
+    own = page("readings", tmp_path / "fresh").run(book_reading)
+    cols = ["method", "seed", "epoch", "risk", "test_error", "test_auc", "n_selected", "purity"]
+    pd.testing.assert_frame_equal(read[cols], own[cols])
+    assert trained[trained.epoch == 6].test_error.tolist() == read[last].test_error.tolist()
+
+
+def _history(cfg):
+    epochs = range(1, cfg.epochs + 1)
+    return [pd.DataFrame({"method": cfg.method, "seed": 0, "epoch": list(epochs), "risk": 0.5,
+                          "test_error": [0.1 * e for e in epochs], "wall_time": 1.0})]
+
+
+def test_a_stored_run_serves_only_the_evaluation_epochs_it_covers(tmp_path):
+    store, data = RunStore(tmp_path, "p"), [synthetic(0, n_labeled=10, n_unlabeled=50, n_test=20)]
+    calls = []
+
+    def train(cfg):
+        return lambda: calls.append(cfg.eval_every) or _history(cfg)
+    last_only = TrainConfig(method="nnpu", epochs=4, eval_every=0, progress=False)
+    every = replace(last_only, eval_every=1)
+    _, source = store.histories(last_only, [0], data, False, train(last_only))
+    assert source is None and calls == [0]
+    _, source = store.histories(every, [0], data, False, train(every))     # not covered: trained
+    assert source is None and calls == [0, 1]
+    (history,), source = store.histories(last_only, [0], data, False, train(last_only))
+    assert source == "p" and calls == [0, 1]                                # covered: read
+    assert history.test_error.isna().tolist() == [True, True, True, False]
+
+
+def test_the_key_changes_with_data_settings_threads_and_stacking(monkeypatch):
+    cfg = TrainConfig(method="nnpu", epochs=4, progress=False)
+    data = [synthetic(0, n_labeled=10, n_unlabeled=50, n_test=20)]
+    key = run_key(cfg, [0], data, False)
+    assert run_key(replace(cfg, progress=True, eval_every=3, checkpoint_dir="x"), [0], data, False) == key
+    others = [run_key(replace(cfg, lr=2e-4), [0], data, False),
+              run_key(cfg, [0], [replace(data[0], prior=0.3)], False),
+              run_key(cfg, [0], [synthetic(0, n_labeled=10, n_unlabeled=50, n_test=21)], False),
+              run_key(cfg, [0], data, True)]
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 7)
+    others.append(run_key(cfg, [0], data, False))
+    assert key not in others and len(set(others)) == len(others)
+
+
+def test_a_dry_run_never_uses_the_store(tmp_path):
+    page("synthetic", tmp_path, dry_run=1).run()
+    assert not (tmp_path / "runs").exists()
+    page("synthetic", tmp_path).run()
+    assert len(list((tmp_path / "runs").glob("*.json"))) == 2
+
