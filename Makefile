@@ -21,7 +21,7 @@ FMNIST   ?= /usr/share/datasets/fashion-mnist
 MATHJAX  := book/_static/mathjax/tex-chtml.js
 SMOKE    := build/smoke
 
-.PHONY: setup data book spread test bench mutation clean
+.PHONY: setup data book spread results test bench mutation clean
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -62,6 +62,14 @@ book: setup data
 spread: setup data
 	PUSUPPORT_DATA=$(DATA_DIR) TQDM_DISABLE=1 $(PY) book/spread.py --reference results \
 	  --profile $(PROFILE) --data-dir $(DATA_DIR) --threads 2 --reference-threads 1
+
+# Pages run at a profile (PAGES=…, e.g. PROFILE=paper) and committed with provenance to
+# results/reference/$(PROFILE)/<page>/, shown by the book beside its live run; resumable
+# (the paper profile checkpoints every run under build/results).
+results: setup data
+	@test -n "$(PAGES)" || { echo "name the pages: make results PAGES=real_20news PROFILE=paper"; exit 2; }
+	PUSUPPORT_DATA=$(DATA_DIR) $(PY) book/results.py --pages $(PAGES) --profile $(PROFILE) \
+	  --device $(DEVICE) --workers $(WORKERS) --data-dir $(DATA_DIR)
 
 # The layers and the import graph (import-linter: pyproject.toml), unit tests, then every page in the `smoke` profile and a book build, then the
 # checks on that build (tests marked `book`: one builds the pages again with Ray, and

@@ -167,9 +167,15 @@ SHOWN = ["claim", "seeds", "paired difference", "95 % interval", "p (adjusted)",
          "verdict"]
 
 
+#: The column of verdicts on the results committed at the paper's settings, where added
+#: (:func:`pusupport.book.committed.with_paper_settings`).
+AT_PAPER = "at the paper's settings"
+
+
 def shown(table: pd.DataFrame) -> pd.DataFrame:
-    """The summary's table as displayed: :data:`SHOWN` of :func:`reproduction_table`'s columns."""
-    return table[SHOWN]
+    """The summary's table as displayed: :data:`SHOWN` of :func:`reproduction_table`'s
+    columns, and :data:`AT_PAPER` where present."""
+    return table[SHOWN + [AT_PAPER] * (AT_PAPER in table)]
 
 
 def measured_text(table: pd.DataFrame) -> str:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -22,6 +20,7 @@ import torch
 
 from ..core.checkpoint import code_version
 from ..core.runtime import resolve
+from .records import atomic_write_text
 
 #: Settings that do not change a run's numbers: where and how it is shown or saved,
 #: the seed (the key lists the seeds), and how often it is evaluated (checked apart).
@@ -99,17 +98,17 @@ class RunStore:
         """Write the run atomically (history, then its record), unless a run evaluated at
         least as often is stored already."""
         folder = Path(self.folder)
-        folder.mkdir(parents=True, exist_ok=True)
         meta_path = folder / f"{key}.json"
         evaluated = evaluated_epochs(cfg)
         if meta_path.exists() and set(evaluated) <= set(json.loads(meta_path.read_text())["evaluated"]):
             return
-        _atomic(folder / f"{key}.csv", pd.concat(histories, ignore_index=True).to_csv(index=False))
-        _atomic(meta_path, json.dumps({"page": self.page, "method": cfg.method,
-                                       "seeds": list(seeds), "evaluated": evaluated}))
+        atomic_write_text(folder / f"{key}.csv", pd.concat(histories, ignore_index=True).to_csv(index=False))
+        atomic_write_text(meta_path, json.dumps({"page": self.page, "method": cfg.method,
+                                                 "seeds": list(seeds), "evaluated": evaluated}))
 
 
-def train_histories(config, seeds: list, datas: list, store: RunStore | None = None) -> tuple[list, str | None]:
+def train_histories(config, seeds: list, datas: list,
+                    store: RunStore | None = None) -> tuple[list, str | None]:
     """One run: ``config`` on ``datas`` (one per seed of ``seeds``; stacked when several).
     Returns (each seed's history, the page that trained it — None when trained now),
     read from ``store`` when it holds the run."""
@@ -123,9 +122,3 @@ def train_histories(config, seeds: list, datas: list, store: RunStore | None = N
         return fit(), None
     return store.histories(config, seeds, datas, len(seeds) > 1, fit)
 
-
-def _atomic(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
-    os.replace(tmp, path)
