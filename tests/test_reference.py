@@ -37,9 +37,11 @@ def test_a_record_is_used_while_its_page_s_settings_match(tmp_path):
     (results / "synthetic" / "summary.json").write_text(json.dumps({"fingerprint": "other"}))
     spread, rows = reference.read_spread(results, "cpu", root)
     assert spread == {} and rows[0]["status"].startswith("stale (settings changed): recompute with `make spread`")
-    text = reference.spread_text(results, "cpu", root)
-    assert "| synthetic | synthetic | 10 | 0.0020 | 0.0030 | 1 vs 2 | stale" in text
-    assert "`python book/spread.py`" in text
+    table = reference.spread_table(results, "cpu", root)
+    assert table.iloc[0].tolist()[:6] == ["synthetic", "synthetic", 10, 0.002, 0.003, "1 vs 2"]
+    assert table.iloc[0, -1].startswith("stale")
+    assert "`python book/spread.py`" in reference.spread_text(results, "cpu", root)
+    assert reference.spread_table(results, "paper", root).empty
     assert reference.read_spread(results, "paper", root) == ({}, [])
     assert "No run-to-run spread has been measured at the `paper` profile" in reference.spread_text(results, "paper", root)
 

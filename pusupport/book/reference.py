@@ -83,18 +83,24 @@ def read_spread(output_dir, profile: str = "cpu", root: Path = REFERENCE) -> tup
     return current, rows
 
 
+def spread_table(output_dir, profile: str = "cpu", root: Path = REFERENCE):
+    """The measured spread per data set (a table; empty where none was measured)."""
+    import pandas as pd
+    _, rows = read_spread(output_dir, profile, root)
+    table = pd.DataFrame(rows, columns=["data set", "page", "seeds", "spread", "largest per-seed change",
+                                        "threads", "status"])
+    return table.rename(columns={"spread": "spread (largest shift of an interval end)",
+                                 "largest per-seed change": "largest per-seed shift"})
+
+
 def spread_text(output_dir, profile: str = "cpu", root: Path = REFERENCE) -> str:
-    """Markdown: the measured spread per data set with its provenance, or why there is none."""
+    """Markdown: the provenance of each data set's measured spread, or why there is none."""
     _, rows = read_spread(output_dir, profile, root)
     if not rows:
         return (f"No run-to-run spread has been measured at the `{profile}` profile "
                 "(`make spread` measures it); verdicts use a floor of 2 test points only.")
     record = json.loads(spread_path(profile, root).read_text())
-    lines = ["| data set | page | seeds | spread (largest shift of an interval end) | largest "
-             "per-seed shift | threads | status |", "| --- | --- | --- | --- | --- | --- | --- |"]
-    lines += [f"| {r['data set']} | {r['page']} | {r['seeds']} | {r['spread']:.4f} | "
-              f"{r['largest per-seed change']:.4f} | {r['threads']} | {r['status']} |" for r in rows]
-    lines.append("")
+    lines = []
     for dataset, r in record["datasets"].items():
         how = r["provenance"]
         lines.append(f"- {dataset}: commit {how['commit'][:12]}, {how['cpu']} ({how['cores']} cores), "

@@ -85,7 +85,8 @@ class SingleModel:
             torch.cuda.set_rng_state_all(state["cuda"])
 
     def models(self) -> list[torch.nn.Module]:
-        return [self.model]
+        """The trained model, in the default memory format (as a saved and loaded one is)."""
+        return [self.model.to(memory_format=torch.contiguous_format)]
 
 
 def _pad(index_lists, device):
