@@ -34,6 +34,12 @@ def _execute():
     return module
 
 
+def _relative(arg: str) -> str:
+    """A path inside this checkout written relative to it (the record names no build machine's folders)."""
+    path = Path(arg)
+    return str(path.relative_to(ROOT)) if path.is_absolute() and path.is_relative_to(ROOT) else arg
+
+
 def main(argv=None) -> int:
     pages = [e["page"] for e in book_pages()]
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -46,7 +52,7 @@ def main(argv=None) -> int:
     ap.add_argument("--output-dir", type=Path, default=ROOT / "build" / "results")
     args = ap.parse_args(argv)
     out = args.output_dir / args.profile
-    line = "python book/results.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    line = "python book/results.py " + " ".join(shlex.quote(_relative(a)) for a in (argv or sys.argv[1:]))
     execute = _execute()
     for page in args.pages:
         start = time.perf_counter()

@@ -439,6 +439,8 @@ def test_the_summary_shows_the_judged_columns_and_lists_what_was_measured(tmp_pa
     table = reproduction_table(tmp_path)
     assert list(claims.shown(table).columns) == ["claim", "seeds", "paired difference", "95 % interval",
                                                  "p (adjusted)", "ruled out", "Δ", "verdict"]
+    with_paper = table.assign(**{claims.AT_PAPER: "not run at the paper's settings"})
+    assert list(claims.shown(with_paper).columns)[-2:] == ["verdict", claims.AT_PAPER]
     text = claims.measured_text(table)
     assert text.count("\n") == len(table) - 1 and all(line.startswith("- **") for line in text.split("\n"))
     assert (f"- **{SYNTHETIC_CLAIM}** (smoke profile; interval: training and a test set drawn per seed, "
