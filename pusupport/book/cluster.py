@@ -44,7 +44,7 @@ def start(workers: int, device: str) -> dict:
         import torch
         gpus = min(workers, torch.cuda.device_count()) if device != "cpu" else 0
         ray.init(num_cpus=os.cpu_count() if gpus else workers, num_gpus=gpus,
-                 include_dashboard=False)
+                 include_dashboard=False, logging_level="ERROR")   # no start-up notices
     have = ray.cluster_resources()
     gpus = int(have.get("GPU", 0)) if device != "cpu" else 0
     if gpus:
