@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from pusupport.core.models import build_model
+from pusupport.core.models import SparseLinear, build_model
 
 
 def n_params(model):
@@ -78,6 +78,27 @@ def test_news_mlp_dense_and_sparse(activation):
     x = torch.rand(4, d) * (torch.rand(4, d) > 0.8)
     assert torch.allclose(m(x), m(x.to_sparse()), atol=1e-6)
     assert torch.allclose(m(x), m(x.to_sparse_csr()), atol=1e-6)
+
+
+def test_sparse_first_layer_matches_the_dense_product_with_its_gradient():
+    """The embedding-bag (CSR) and sparse.mm (COO) paths give x·Wᵀ and its gradient in
+    float64, as nn.Linear does; state dicts hold nn.Linear's (out, in) weight."""
+    torch.manual_seed(0)
+    layer = SparseLinear(40, 7, bias=True).double()
+    x = torch.rand(5, 40, dtype=torch.float64) * (torch.rand(5, 40) > 0.7)
+    x[2] = 0.0                                          # an empty document
+    dense = torch.nn.functional.linear(x, layer.weight, layer.bias)
+    g_dense = torch.autograd.grad(dense.square().sum(), layer.weight_t)[0]
+    for sparse in (x.to_sparse_csr(), x.to_sparse()):
+        out = layer(sparse)
+        assert out.dtype == torch.float64 and torch.allclose(out, dense, atol=1e-12)
+        g = torch.autograd.grad(out.square().sum(), layer.weight_t)[0]
+        assert torch.allclose(g, g_dense, atol=1e-12)
+    state = layer.state_dict()
+    assert sorted(state) == ["bias", "weight"] and state["weight"].shape == (7, 40)
+    other = SparseLinear(40, 7, bias=True).double()
+    other.load_state_dict(state)
+    assert torch.equal(other(x), layer(x)) and other.weight_t.is_contiguous()
 
 
 def test_width_scales_hidden_sizes():
