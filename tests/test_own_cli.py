@@ -36,7 +36,7 @@ def digits(tmp_path_factory):
 def trained(digits, tmp_path_factory):
     out = tmp_path_factory.mktemp("model")
     run = pusupport("train", "--images", digits, "--positive", 0, 2, "--out", out / "m.pt",
-                    "--epochs", 2, "--device", "cpu", "--data-dir", out)
+                    "--epochs", 2, "--device", "cpu", "--data-dir", out, "--allow-degenerate")
     assert run.returncode == 0, run.stderr
     return out / "m.pt", run.stdout
 
@@ -72,7 +72,8 @@ def test_features_table_train_predict_and_estimate(tmp_path, capsys):
     table = pd.DataFrame({"a": rng.normal(y, 0.5), "b": rng.normal(-y, 0.5), "y": y})
     table.to_csv(tmp_path / "t.csv", index=False)
     assert main(["train", "--features", str(tmp_path / "t.csv"), "--label-column", "y", "--positive",
-                 "2", "--out", str(tmp_path / "m.pt"), "--epochs", "2", "--prior", "0.3", "--device", "cpu"]) == 0
+                 "2", "--out", str(tmp_path / "m.pt"), "--epochs", "2", "--prior", "0.3", "--device", "cpu",
+                 "--allow-degenerate"]) == 0
     assert main(["predict", str(tmp_path / "m.pt"), str(tmp_path / "t.csv"), "--csv", str(tmp_path / "p.csv")]) == 0
     assert len(pd.read_csv(tmp_path / "p.csv")) == 200
     assert main(["estimate-prior", "--features", str(tmp_path / "t.csv"), "--label-column", "y",
@@ -88,7 +89,7 @@ def error_of(capsys, *args) -> str:
     return err[-1]
 
 
-TRAIN = ("--epochs", 1, "--prior", 0.5, "--device", "cpu")
+TRAIN = ("--epochs", 1, "--prior", 0.5, "--device", "cpu", "--allow-degenerate")
 
 
 def test_a_missing_folder(capsys, tmp_path):
@@ -188,3 +189,111 @@ def test_estimator_epochs_reach_the_p_vs_u_classifier(tmp_path, capsys, monkeypa
         parser().parse_args(["estimate-prior", "--features", str(table), "--positive", "1",
                              "--estimator-epochs", "0"])
     assert "--estimator-epochs: must be a positive integer, got '0'" in capsys.readouterr().err
+
+
+def word_folder(root: Path, per_class=(120, 30), size=24) -> Path:
+    """scikit-learn's 8×8 digits as a small greyscale folder of word-named classes,
+    ``size``×``size`` pixels: 120 training and 30 test images of each of three classes."""
+    from PIL import Image
+    from sklearn.datasets import load_digits
+    digits = load_digits()
+    for k, name in {0: "zero", 3: "three", 7: "seven"}.items():
+        images = digits.images[digits.target == k]
+        for split, part in (("train", images[:per_class[0]]), ("test", images[per_class[0]:sum(per_class)])):
+            (root / split / name).mkdir(parents=True, exist_ok=True)
+            for i, a in enumerate(part):
+                Image.fromarray((a * 16).clip(0, 255).astype(np.uint8), mode="L").resize(
+                    (size, size), Image.BILINEAR).save(root / split / name / f"{i}.png")
+    return root
+
+
+def test_a_small_folder_trains_to_a_useful_model_at_the_defaults(tmp_path):
+    """Nothing but --positive: the defaults follow the data's size (README: U is every
+    training row not labelled, π its positive fraction: 60 of 300 here)."""
+    folder = word_folder(tmp_path / "words")
+    run = subprocess.run([str(Path(sys.executable).with_name("pusupport")), "train", "--images",
+                          str(folder), "--positive", "three", "--out", str(tmp_path / "m.pt")],
+                         capture_output=True, text=True,
+                         env={**ENV, "PUSUPPORT_DATA": str(tmp_path / "cache")})
+    assert run.returncode == 0, run.stderr
+    log = run.stdout
+    estimate = float(log.split("BBE: π = ")[1].split()[0])
+    assert abs(estimate - 0.2) <= 0.1, log
+    assert "60 labelled positives, 300 unlabelled" in log and "batch 30, lr 0.001" in log
+    auc = float(log.split("AUC ")[1].split()[0])
+    assert auc >= 0.95, log
+    assert (tmp_path / "m.pt").is_file()
+
+
+def test_a_degenerate_prior_estimate_fails_and_saves_nothing(tmp_path, capsys):
+    """Identical images: the P-vs-U classifier cannot but give every point one score."""
+    from PIL import Image
+    for split, n in (("train", 40), ("test", 10)):
+        for name in ("a", "b"):
+            (tmp_path / "same" / split / name).mkdir(parents=True)
+            for i in range(n):
+                Image.fromarray(np.full((28, 28), 128, np.uint8)).save(tmp_path / "same" / split / name / f"{i}.png")
+    assert main(["train", "--images", str(tmp_path / "same"), "--positive", "a", "--out",
+                 str(tmp_path / "m.pt"), "--device", "cpu", "--data-dir", str(tmp_path),
+                 "--estimator-epochs", "1"]) == 1
+    err = [line for line in capsys.readouterr().err.splitlines()
+           if line.startswith(("pusupport", "warning", "Traceback"))]     # no progress bars
+    assert len(err) == 1, err
+    assert err[0].startswith("pusupport train: error: the BBE estimate of π is unusable:")
+    assert "Pass --prior P if you know π" in err[0] and "--estimator-epochs N" in err[0]
+    assert "nothing saved (--allow-degenerate keeps it)" in err[0] and "prior=" not in err[0]
+    assert not (tmp_path / "m.pt").exists()
+
+
+def test_outputs_are_checked_before_any_work(capsys, tmp_path, monkeypatch):
+    """One rule: the folder that holds an output must exist and be writable; a folder
+    is not a file. Each fails at once (the data loader is never reached)."""
+    monkeypatch.setattr(own, "load_own", lambda *a, **k: pytest.fail("data read before the check"))
+    args = ("train", "--images", tmp_path, "--positive", 0, *TRAIN)
+    msg = error_of(capsys, *args, "--out", tmp_path)
+    assert msg == (f"pusupport train: error: --out {tmp_path}: is a folder; give a file name, "
+                   "e.g. model.pt or predictions.csv")
+    msg = error_of(capsys, *args, "--out", "/proc/x.pt")
+    assert msg.startswith("pusupport train: error: --out /proc/x.pt: cannot write in /proc")
+    msg = error_of(capsys, *args, "--out", tmp_path / "nodir" / "m.pt")
+    assert f"the folder {tmp_path / 'nodir'} does not exist; create it first" in msg
+    msg = error_of(capsys, *args, "--out", tmp_path / "m.pt", "--checkpoint-dir", tmp_path / "x" / "y")
+    assert msg.startswith("pusupport train: error: --checkpoint-dir")
+    monkeypatch.setattr("pusupport.apps.cli.load_model", lambda *a: pytest.fail("model read first"))
+    msg = error_of(capsys, "predict", tmp_path / "m.pt", tmp_path, "--csv", tmp_path / "nodir" / "sub" / "p.csv")
+    assert f"--csv {tmp_path / 'nodir' / 'sub' / 'p.csv'}: the folder" in msg and "mkdir -p" in msg
+
+
+RESUME_TABLE = dict(n=6000, d=20)
+
+
+def test_a_killed_train_resumes_from_its_checkpoint_to_the_same_model(tmp_path):
+    import signal
+    import time
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, RESUME_TABLE["n"])
+    table = pd.DataFrame(rng.normal(y[:, None], 1.0, (RESUME_TABLE["n"], RESUME_TABLE["d"])),
+                         columns=[f"f{i}" for i in range(RESUME_TABLE["d"])]).assign(label=y)
+    table.to_csv(tmp_path / "t.csv", index=False)
+    args = ["train", "--features", tmp_path / "t.csv", "--positive", 1, "--prior", 0.5,
+            "--epochs", 60, "--device", "cpu", "--allow-degenerate"]
+    script = Path(sys.executable).with_name("pusupport")
+    ckpt = tmp_path / "ckpt"
+    proc = subprocess.Popen([str(script), *map(str, args), "--out", str(tmp_path / "a.pt"),
+                             "--checkpoint-dir", str(ckpt)], env=ENV,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 300
+    while not list(ckpt.glob("*.pt")) and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    assert not (tmp_path / "a.pt").exists()
+    again = pusupport(*args, "--out", tmp_path / "a.pt", "--checkpoint-dir", ckpt)
+    assert again.returncode == 0, again.stderr
+    assert "resumed from epoch 10 of 60" in again.stdout
+    straight = pusupport(*args, "--out", tmp_path / "b.pt")
+    assert straight.returncode == 0, straight.stderr
+    a, b = load_model(tmp_path / "a.pt"), load_model(tmp_path / "b.pt")
+    for key, value in a.model.state_dict().items():
+        assert torch.equal(value, b.model.state_dict()[key]), key

@@ -199,7 +199,9 @@ def test_a_degenerate_trained_classifier_is_reported():
                        y_test=np.array([-1] * 4 + [1] * 4), prior=0.4)
     for value, said in ((0.5, "constant"), (-0.5, "constant")):
         warning = own.check_trained(RunResult(None, Constant(value), None, TrainConfig()), data)
-        assert said in warning and "--epochs, --lr, --batch-size" in warning
+        assert said in warning and "(epochs=…, lr=…)" in warning and "prior=…" in warning
+        cli = own.check_trained(RunResult(None, Constant(value), None, TrainConfig()), data, "cli")
+        assert "(--epochs N, --lr RATE, --batch-size N)" in cli and "--prior P" in cli
     good = torch.nn.Linear(2, 1)
     with torch.no_grad():
         good.weight.copy_(torch.tensor([[1.0, 0.0]]))
@@ -217,4 +219,4 @@ def test_a_degenerate_trained_classifier_is_reported():
         good.bias.neg_()
     warning = own.check_trained(RunResult(None, Flat(), None, TrainConfig()), data)
     assert warning.startswith("the test error 1.000 is no better than calling every test point "
-                              "negative (0.500): check π first (this run used 0.400")
+                              "negative (0.500): check π first (prior=…; this run used 0.400")

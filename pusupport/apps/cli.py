@@ -1,6 +1,8 @@
 """The ``pusupport`` command: train aaPU on your data, predict with a saved model, estimate π.
 
-Every user error ends with exit status 2 and one line naming the fix (no traceback).
+Every user error ends with exit status 2 and one line naming the fix (no traceback),
+before any work; a run that learned nothing (an unusable π estimate, a degenerate or
+trivial classifier) ends with exit status 1, naming the options to change, and saves nothing.
 """
 from __future__ import annotations
 
@@ -9,9 +11,17 @@ import sys
 import warnings
 
 from . import own
+from .prior import PriorWarning
 from ..data.datasets import DatasetNotFoundError
 from .saved import load_model
 from ..core.training import train
+
+SIZES = ("small data (U under ten batches): a batch of a tenth of U (at least 16), Adam's rate "
+         "1e-3, and a P-vs-U classifier trained for at least 300 steps")
+
+
+class LearnedNothing(Exception):
+    """A run whose result is useless (exit status 1)."""
 
 
 def _positive_int(text: str) -> int:
@@ -34,21 +44,27 @@ def _inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--estimator-epochs", type=_positive_int, metavar="N",
                    help="epochs of the P-vs-U classifier behind the π estimate (default 10 for "
-                        "images, 20 for features; more for small data: each epoch is ⌈n/256⌉ steps)")
+                        f"images, 20 for features; {SIZES})")
 
 
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="pusupport", description=__doc__.splitlines()[0])
     sub = top.add_subparsers(dest="command", required=True)
-    train = sub.add_parser("train", help="train a PU classifier and save it")
+    train = sub.add_parser("train", help="train a PU classifier and save it",
+                           description=f"{own.U_MEANING}. Defaults follow the data's size: {SIZES}.")
     _inputs(train)
     train.add_argument("--out", required=True, help="where the model is saved (model.pt)")
     train.add_argument("--prior", type=float, help="π, the positive fraction of U (default: BBE estimate)")
     train.add_argument("--method", default="aapu", help="aapu (default), nnpu, upu, …")
-    train.add_argument("--epochs", type=int, help="training epochs (default 50)")
-    train.add_argument("--lr", type=float, help="Adam's learning rate (default 1e-4)")
-    train.add_argument("--batch-size", type=int, help="mini-batch size (default 500; use less for "
-                       "small data sets: each epoch makes ⌈n/batch⌉ steps)")
+    train.add_argument("--epochs", type=_positive_int, help="training epochs (default 50)")
+    train.add_argument("--lr", type=float, help="Adam's learning rate (default 1e-4; 1e-3 for small data)")
+    train.add_argument("--batch-size", type=_positive_int,
+                       help="mini-batch size (default 500; a tenth of U for small data)")
+    train.add_argument("--checkpoint-dir", metavar="DIR",
+                       help="checkpoint every 10 epochs there; the same command resumes a killed run")
+    train.add_argument("--allow-degenerate", action="store_true",
+                       help="keep an unusable π estimate or a classifier that learned nothing "
+                            "(a warning instead of exit status 1)")
     train.add_argument("--model", help="model name (default: ¼-width Kiryo CNN for images, MLP for features)")
     pred = sub.add_parser("predict", help="score images or table rows with a saved model")
     pred.add_argument("model", help="a model saved by pusupport train")
@@ -57,7 +73,8 @@ def parser() -> argparse.ArgumentParser:
     pred.add_argument("--image-size", type=int, nargs="+", metavar="N")
     pred.add_argument("--skip-unreadable", action="store_true")
     pred.add_argument("--device", default="cpu")
-    est = sub.add_parser("estimate-prior", help="estimate π with BBE and Elkan–Noto")
+    est = sub.add_parser("estimate-prior", help="estimate π with BBE and Elkan–Noto",
+                         description=f"{own.U_MEANING}.")
     _inputs(est)
     return top
 
@@ -66,10 +83,10 @@ def _size(values):
     return None if not values else values[0] if len(values) == 1 else tuple(values)
 
 
-def _estimator(args, data):
-    """The P-vs-U classifier's settings, with ``--estimator-epochs`` if given."""
+def _estimator(args, data, problem):
+    """The P-vs-U classifier's settings for the data's size, with ``--estimator-epochs`` if given."""
     from dataclasses import replace
-    cfg = own.estimator_config(data)
+    cfg = own.estimator_config(data, n_rows=len(problem.x_p) + len(problem.x_u))
     return cfg if args.estimator_epochs is None else replace(cfg, epochs=args.estimator_epochs)
 
 
@@ -79,30 +96,44 @@ def _problem(args):
     return data, own.build_problem(data, args.positive, args.n_labeled, args.seed)
 
 
+def _learned_nothing(args, problem: str) -> None:
+    if problem and not args.allow_degenerate:
+        raise LearnedNothing(f"{problem}; nothing saved ({own.SPELLING['cli']['allow']} keeps it)")
+    if problem:
+        print(f"warning: {problem}", file=sys.stderr)
+
+
 def cmd_train(args) -> None:
     from ..core.methods import get_method
     get_method(args.method)                    # a typo fails before any data are read
+    own.check_output(args.out, "--out")        # so do outputs that cannot be written
+    if args.checkpoint_dir:
+        own.check_output(args.checkpoint_dir, "--checkpoint-dir", folder=True)
+    if args.prior is not None and not 0 < args.prior < 1:
+        raise ValueError(f"--prior {args.prior}: give π strictly between 0 and 1, e.g. --prior 0.3")
     data, problem = _problem(args)
     model = own.as_model_config(args.model) if args.model else own.default_model(data)
-    problem, bbe = own.choose_prior(problem, args.prior, _estimator(args, data), args.seed,
-                                    args.device)
+    problem, bbe = own.choose_prior(problem, args.prior, _estimator(args, data, problem),
+                                    args.seed, args.device)
     if bbe is not None:
-        print(own.describe_estimate(bbe))
-    given = {k: v for k, v in (("lr", args.lr), ("batch_size", args.batch_size)) if v is not None}
+        print(own.describe_estimate(bbe, "cli"))
+        _learned_nothing(args, own.estimate_problem(bbe, "cli"))
+    given = {k: v for k, v in (("lr", args.lr), ("batch_size", args.batch_size),
+                               ("checkpoint_dir", args.checkpoint_dir)) if v is not None}
     cfg = own.train_config(len(problem.x_u), model, args.method, args.epochs, device=args.device,
                            seed=args.seed, **given)
     print(f"{len(problem.x_p)} labelled positives, {len(problem.x_u)} unlabelled; "
-          f"{cfg.method} with {cfg.model.name} for {cfg.epochs} epochs, π = {problem.prior:.3f}")
+          f"{cfg.method} with {cfg.model.name} for {cfg.epochs} epochs (batch {cfg.batch_size}, "
+          f"lr {cfg.lr:g}), π = {problem.prior:.3f}")
     result = train(problem, cfg)
     last = result.history.iloc[-1]
     print(f"test error {last.test_error:.4f}, AUC {last.test_auc:.4f}")
-    warning = own.check_trained(result, problem)
-    if warning:
-        print(f"warning: {warning}", file=sys.stderr)
+    _learned_nothing(args, own.check_trained(result, problem, "cli"))
     print(f"saved {own.save(args.out, result, data, problem, args.positive)}")
 
 
 def cmd_predict(args) -> None:
+    own.check_output(args.csv, "--csv")
     saved = load_model(args.model, args.device)
     x, ids = own.read_inputs(saved, args.inputs, _size(args.image_size), args.skip_unreadable)
     table = own.predictions(saved, x, ids)
@@ -112,9 +143,9 @@ def cmd_predict(args) -> None:
 
 def cmd_estimate(args) -> None:
     data, problem = _problem(args)
-    for e in own.estimate(problem, _estimator(args, data), args.seed, args.device).values():
-        print(own.describe_estimate(e))
-    print(f"(the labels give {problem.prior:.3f})")
+    for e in own.estimate(problem, _estimator(args, data, problem), args.seed, args.device).values():
+        print(own.describe_estimate(e, "cli"))
+    print(f"(the labels give {problem.prior:.3f}: {own.U_MEANING})")
 
 
 def main(argv=None) -> int:
@@ -122,9 +153,12 @@ def main(argv=None) -> int:
     run = {"train": cmd_train, "predict": cmd_predict, "estimate-prior": cmd_estimate}[args.command]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
+        warnings.simplefilter("ignore", PriorWarning)      # printed with the estimate
         try:
             run(args)
             status = 0
+        except LearnedNothing as err:
+            message, status = str(err), 1
         except DatasetNotFoundError as err:
             message, status = str(err).splitlines()[0], 2
         except (ValueError, FileNotFoundError, KeyError, TypeError, ImportError) as err:

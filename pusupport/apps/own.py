@@ -9,6 +9,7 @@ split, a seeded 20 % of the rows is held out as the test set.
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -25,6 +26,11 @@ from .saved import SavedModel, save_model
 
 TABLES = (".csv", ".parquet", ".npy", ".npz")
 TEST_FRACTION = 0.2
+
+#: What U and π mean for your data — the same in the command line, the own-data page,
+#: PUClassifier (U: the rows with s = 0) and the README.
+U_MEANING = ("U is every training row you did not label (the labelled positives are not in U), "
+             "and π is the positive fraction of U")
 
 #: Your own data (this book's choice: a ¼-width Kiryo CNN with dropout, aaPU), in the book's
 #: table shape {profile: {section: settings}}; "paper" is the command line's default and the
@@ -142,15 +148,17 @@ def load_own(images=None, features=None, label_column: str | None = "label", ima
 
 def build_problem(own: OwnData, positive, n_labeled: int | None = None, seed: int = 0,
                   n_unlabeled: int | None = None, clip: bool = False) -> PUData:
-    """The PU problem: ``n_labeled`` (default: half) of the training positives are labelled.
-    With ``clip`` (a profile's sizes), n_labeled and n_unlabeled are capped to the data."""
+    """The PU problem (:data:`U_MEANING`): ``n_labeled`` (default: half) of the training
+    positives are labelled; U is every other training row, or a seeded sample of
+    ``n_unlabeled`` of them; π is the positive fraction of U. With ``clip`` (a profile's
+    sizes), n_labeled and n_unlabeled are capped to the data."""
     from ..core.problem import resolve_classes
     positive = [str(p) for p in ([positive] if isinstance(positive, (str, int)) else positive)]
     pos = torch.tensor(resolve_classes(positive, own.labeled.classes))
     half = max(1, int(torch.isin(own.labeled.y_train, pos).sum()) // 2)
     n_labeled = half if n_labeled is None else min(n_labeled, half) if clip else n_labeled
-    if clip and n_unlabeled is not None:
-        n_unlabeled = min(n_unlabeled, len(own.labeled.y_train) - n_labeled)
+    rest = len(own.labeled.y_train) - n_labeled
+    n_unlabeled = rest if n_unlabeled is None else min(n_unlabeled, rest) if clip else n_unlabeled
     return make_pu(Path(own.source).name or "own data", own.labeled, positive, n_labeled,
                    seed=seed, n_unlabeled=n_unlabeled)
 
@@ -164,15 +172,37 @@ def default_model(own_or_shape) -> ModelConfig:
     return ModelConfig("news_mlp", activation="relu") if shape[1] > 100 else ModelConfig("mlp")
 
 
-def estimator_config(own_or_shape, profile: str = "paper", dry_run: int = 0) -> TrainConfig:
+#: Small data (:func:`small_data`): the fewest rows in a mini-batch, U's rows per mini-batch
+#: at most, Adam's rate, and the fewest steps the P-vs-U classifier takes.
+SMALL_BATCH, ROWS_PER_BATCH, SMALL_LR, ESTIMATOR_STEPS = 16, 10, 1e-3, 300
+
+
+def small_data(cfg: TrainConfig, n_rows: int, min_steps: int = 0) -> TrainConfig:
+    """``cfg`` for ``n_rows`` training rows. Where the data are small (fewer than ten
+    batches' worth), the batch becomes a tenth of the rows (at least 16), Adam's rate 1e-3,
+    and the epochs enough for ``min_steps`` steps; larger data keep ``cfg`` as it is."""
+    batch = max(SMALL_BATCH, n_rows // ROWS_PER_BATCH)
+    if batch >= cfg.batch_size:
+        return cfg
+    steps = -(-n_rows // batch)
+    return replace(cfg, batch_size=batch, lr=max(cfg.lr, SMALL_LR),
+                   epochs=max(cfg.epochs, -(-min_steps // steps)))
+
+
+def estimator_config(own_or_shape, profile: str = "paper", dry_run: int = 0,
+                     n_rows: int | None = None) -> TrainConfig:
     """The P-vs-U classifier that estimates π: the page's CNN for images, the §4.1 MLP else
-    (``dry_run``: see :class:`~pusupport.core.config.TrainConfig`)."""
+    (``dry_run``: see :class:`~pusupport.core.config.TrainConfig`). With ``n_rows`` (P and
+    U), small data get :func:`small_data`'s settings for the half that trains it, and at
+    least 300 steps."""
     from .prior import ESTIMATOR
     shape = own_or_shape.labeled.x_train.shape if isinstance(own_or_shape, OwnData) else own_or_shape
     if len(shape) == 4:
-        return replace(Settings().merge(OWN_DATA_ESTIMATOR[profile]).train, dry_run=dry_run)
-    return merge(Settings().merge(ESTIMATOR).train, {"model": default_model(shape), "dry_run": dry_run},
-                 "train")
+        cfg = replace(Settings().merge(OWN_DATA_ESTIMATOR[profile]).train, dry_run=dry_run)
+    else:
+        cfg = merge(Settings().merge(ESTIMATOR).train,
+                    {"model": default_model(shape), "dry_run": dry_run}, "train")
+    return cfg if n_rows is None else small_data(cfg, n_rows // 2, ESTIMATOR_STEPS)
 
 
 def estimate(data: PUData, config: TrainConfig | None = None, seed: int = 0,
@@ -186,46 +216,105 @@ def choose_prior(data: PUData, prior: float | None, config: TrainConfig | None =
                  seed: int = 0, device: str = "auto"):
     """(the problem with π set, the BBE estimate or None): ``prior`` given, or BBE's."""
     if prior is not None:
+        if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not 0 < prior < 1:
+            raise ValueError(f"prior={prior!r}: give π, the positive fraction of U, as a number "
+                             "strictly between 0 and 1 (e.g. 0.3), or None to estimate it")
         return replace(data, prior=float(prior)), None
     bbe = estimate(data, config, seed, device)["BBE"]
     return replace(data, prior=bbe.estimate), bbe
 
 
-def check_trained(result, data: PUData) -> str:
-    """A warning when the trained classifier is degenerate on the test set (else on U), or
-    when its test error is no better than giving every test point the majority label; or ""."""
+#: How each interface spells the options a message names: the command line, and Python
+#: (the own-data page's parameters and :mod:`pusupport.apps.own`'s arguments).
+SPELLING = {
+    "cli": {"prior": "--prior P", "epochs": "--epochs N", "lr": "--lr RATE",
+            "batch_size": "--batch-size N", "estimator_epochs": "--estimator-epochs N",
+            "allow": "--allow-degenerate"},
+    "python": {"prior": "prior=…", "epochs": "epochs=…", "lr": "lr=…",
+               "estimator_epochs": "more estimator epochs (estimator_config(...).epochs)",
+               "allow": "the warning"},
+}
+
+
+def estimate_problem(estimate, spelling: str = "python") -> str:
+    """Why a π estimate must not be trained with (a degenerate P-vs-U classifier, or a raw
+    estimate outside (0, 1)), naming the fix; "" when it is usable."""
+    if estimate is None or not estimate.unusable:
+        return ""
+    say = SPELLING[spelling]
+    return (f"the {estimate.method} estimate of π is unusable: {estimate.note} Pass {say['prior']} "
+            f"if you know π, or train the P-vs-U classifier longer ({say['estimator_epochs']})")
+
+
+def check_trained(result, data: PUData, spelling: str = "python") -> str:
+    """Why the trained classifier is useless — degenerate on the test set (else on U), or a
+    test error no better than giving every test point the majority label — naming the
+    fixes in the ``spelling`` of :data:`SPELLING`; or ""."""
     from ..core.models import predict
     from .prior import degenerate
     from ..core.runtime import resolve
+    say = SPELLING[spelling]
+    longer = ", ".join(say[k] for k in ("epochs", "lr", "batch_size") if k in say)
     x = data.x_test if len(data.x_test) else data.x_u
     device = next(result.model.parameters()).device
     scores = predict(result.model, x.to(device), amp=resolve(result.config).bf16).cpu()
     problem = degenerate(scores)
     if problem:
-        return (f"the trained classifier is degenerate: {problem}. Check π, and train longer or with "
-                "a larger learning rate / smaller batches (--epochs, --lr, --batch-size)")
+        return (f"the trained classifier is degenerate: {problem}. Check π ({say['prior']}; "
+                f"this run used {data.prior:.3f}), then train longer or faster ({longer})")
     if len(data.x_test):
         truth = data.y_test.cpu() > 0
         error, positive = float(((scores > 0) != truth).float().mean()), float(truth.float().mean())
         trivial = min(positive, 1 - positive)
         if error >= trivial:
             return (f"the test error {error:.3f} is no better than calling every test point "
-                    f"{'negative' if positive <= 0.5 else 'positive'} ({trivial:.3f}): check π first "
-                    f"(this run used {data.prior:.3f}; pass prior=... if you know it)")
+                    f"{'negative' if positive <= 0.5 else 'positive'} ({trivial:.3f}): check π "
+                    f"first ({say['prior']}; this run used {data.prior:.3f}), then train longer "
+                    f"or faster ({longer})")
     return ""
 
 
-def describe_estimate(e) -> str:
-    """One line: 'BBE: π = 0.412 (interval 0.370–0.455)', and its note if clipped."""
-    return (f"{e.method}: π = {e.estimate:.3f} (interval {e.low:.3f}–{e.high:.3f})"
-            + (f" — {e.note}" if e.note else ""))
+def describe_estimate(e, spelling: str = "python") -> str:
+    """One line: 'BBE: π = 0.412 (interval 0.370–0.455)', its note if any, and whether the
+    interval is too wide to rely on."""
+    line = f"{e.method}: π = {e.estimate:.3f} (interval {e.low:.3f}–{e.high:.3f})"
+    if e.note:
+        line += f" — {e.note}"
+    elif e.too_wide:
+        line += (f" — the interval is too wide to rely on: pass {SPELLING[spelling]['prior']} "
+                 "if you know π")
+    return line
+
+
+def check_output(path, option: str, folder: bool = False) -> Path:
+    """``path`` checked before any work, by one rule for every output: the folder that
+    will hold it must exist and be writable, and the path must not be a folder where a
+    file is wanted (or a file where a folder is). Anything else is a ValueError naming
+    ``option`` and the fix."""
+    path = Path(path)
+    want = "a folder" if folder else "a file name, e.g. model.pt or predictions.csv"
+    if path.exists() and path.is_dir() != folder:
+        raise ValueError(f"{option} {path}: is {'a file' if folder else 'a folder'}; give {want}")
+    parent = path.absolute().parent
+    if not parent.is_dir():
+        raise ValueError(f"{option} {path}: the folder {parent} does not exist; create it first "
+                         f"(mkdir -p {parent})")
+    try:
+        probe = parent / f".pusupport-write-test-{os.getpid()}"
+        probe.touch()
+        probe.unlink()
+    except OSError as err:
+        raise ValueError(f"{option} {path}: cannot write in {parent} ({err.strerror or err}); "
+                         "give a path in a folder you can write") from None
+    return path
 
 
 def train_config(n_unlabeled: int, model: ModelConfig, method: str = "aapu", epochs: int | None = None,
                  base: TrainConfig | None = None, **overrides) -> TrainConfig:
-    """aaPU's settings for your data (default: the own-data page's 'paper' settings); it
-    selects 2 % of U an epoch from epoch ⌊epochs/4⌋ (at least 1)."""
-    cfg = base or Settings().merge(OWN_DATA["paper"]).train
+    """aaPU's settings for your data (default: the own-data page's 'paper' settings), with
+    :func:`small_data`'s batch and rate for a small U; ``overrides`` win. It selects 2 % of
+    U an epoch from epoch ⌊epochs/4⌋ (at least 1)."""
+    cfg = small_data(base or Settings().merge(OWN_DATA["paper"]).train, n_unlabeled)
     epochs = cfg.epochs if epochs is None else epochs
     return merge(cfg, {"method": method, "model": model, "epochs": epochs,
                        "n_select": max(1, n_unlabeled // 50), "select_from": max(1, epochs // 4),

@@ -20,14 +20,21 @@ import torch
 
 #: Where an estimate is usable as a prior: π must lie strictly inside (0, 1).
 USABLE = (0.01, 0.99)
+#: An interval wider than this says too little about π to train with.
+TOO_WIDE = 0.5
+
+
+class PriorWarning(UserWarning):
+    """An estimate of π that should not be used as it is (its ``note`` says why)."""
 
 
 @dataclass(frozen=True)
 class PriorEstimate:
     """A class-prior estimate with its confidence interval and the time it took.
 
-    ``estimate`` is always usable as a prior (inside :data:`USABLE`); ``note`` says when
-    the raw estimate was outside and had to be clipped.
+    ``estimate`` always lies inside :data:`USABLE`; ``note`` says when the raw estimate
+    was outside and had to be clipped, or came from a degenerate classifier (then
+    ``unusable`` is True); ``too_wide``: the interval is wider than :data:`TOO_WIDE`.
     """
 
     method: str
@@ -36,6 +43,7 @@ class PriorEstimate:
     high: float
     seconds: float = 0.0
     note: str = ""
+    unusable: bool = False
 
     def __post_init__(self):
         low, high = USABLE
@@ -44,16 +52,22 @@ class PriorEstimate:
             side = "1: U looks purely positive" if self.estimate > high else "0: U looks purely negative"
             note = (f"the raw {self.method} estimate {self.estimate:.3f} is near {side} to the "
                     f"P-vs-U classifier, which could not tell P from U; it is clipped to "
-                    f"{clipped:.2f}. Pass the prior yourself (prior=...) if you know it.")
-            warnings.warn(note, stacklevel=3)
+                    f"{clipped:.2f}. Pass the prior yourself if you know it.")
+            warnings.warn(note, PriorWarning, stacklevel=3)
             object.__setattr__(self, "estimate", clipped)
             object.__setattr__(self, "low", min(self.low, clipped))
             object.__setattr__(self, "high", max(self.high, clipped))
             object.__setattr__(self, "note", note)
+            object.__setattr__(self, "unusable", True)
+
+    @property
+    def too_wide(self) -> bool:
+        return self.high - self.low > TOO_WIDE
 
     def as_dict(self) -> dict:
         return {"method": self.method, "estimate": self.estimate, "low": self.low,
-                "high": self.high, "seconds": self.seconds, "note": self.note}
+                "high": self.high, "seconds": self.seconds, "note": self.note,
+                "unusable": self.unusable}
 
 
 def degenerate(scores) -> str:
@@ -167,7 +181,7 @@ def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, **overrides) -> di
     problem = degenerate(torch.cat([g_p, g_u]))
     if problem:
         note = (f"the P-vs-U classifier is degenerate ({problem}), so this estimate says nothing "
-                "about π: train it longer, or pass the prior yourself (prior=...)")
-        warnings.warn(note, stacklevel=2)
-        bbe, en = (replace(e, note=f"{e.note} {note}".strip()) for e in (bbe, en))
+                "about π: train it longer, or pass the prior yourself")
+        warnings.warn(note, PriorWarning, stacklevel=2)
+        bbe, en = (replace(e, note=f"{e.note} {note}".strip(), unusable=True) for e in (bbe, en))
     return {e.method: replace(e, seconds=round(elapsed, 2)) for e in (bbe, en)}

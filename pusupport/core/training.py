@@ -143,6 +143,8 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
             offset = rows[0][-1]["wall_time"]
     start = time.perf_counter() - offset
     label = f"{cfg.method} seed {seeds[0]}" if K == 1 else f"{cfg.method} × {K} seeds"
+    if first > 1:
+        print(f"{label}: resumed from epoch {first - 1} of {cfg.epochs} ({path})")
     bar = progress(cfg.visited_epochs(first), cfg.progress, desc=label, leave=False)
     rows_scored = DRY_RUN_ROWS if cfg.dry_run else None
 
