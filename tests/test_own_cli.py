@@ -121,7 +121,7 @@ def test_mixed_sizes_need_image_size(capsys, tmp_path):
     assert "images have different sizes: 28×28" in msg and "30×30" in msg and "--image-size H W" in msg
 
 
-def test_a_single_class_and_an_empty_positive_class(capsys, tmp_path):
+def test_a_single_class_and_an_empty_class_folder(capsys, tmp_path):
     single = digit_folder(tmp_path / "one", classes=[0], per_class=4)
     msg = error_of(capsys, "train", "--images", single, "--positive", 0, "--out", tmp_path / "m.pt",
                    "--data-dir", tmp_path, *TRAIN)
@@ -129,9 +129,10 @@ def test_a_single_class_and_an_empty_positive_class(capsys, tmp_path):
     empty = digit_folder(tmp_path / "empty", classes=[0, 1], per_class=4)
     for f in (empty / "train" / "1").iterdir():
         f.unlink()
-    msg = error_of(capsys, "train", "--images", empty, "--positive", 1, "--out", tmp_path / "m.pt",
-                   "--data-dir", tmp_path, *TRAIN)
-    assert "positive class(es) ['1'] have no training examples" in msg
+    for positive in (1, 0):                        # an empty class folder, positive or negative
+        msg = error_of(capsys, "train", "--images", empty, "--positive", positive, "--out",
+                       tmp_path / "m.pt", "--data-dir", tmp_path, *TRAIN)
+        assert f"{empty / 'train' / '1'} holds no images: every class needs training images" in msg
 
 
 def test_nan_in_a_feature_table(capsys, tmp_path):
@@ -154,9 +155,13 @@ def test_a_truncated_model_and_inputs_the_model_cannot_take(capsys, trained, tmp
     assert "this model was trained on images of shape (1, 28, 28)" in msg and "pass a folder of images" in msg
     from PIL import Image
     (tmp_path / "rgb").mkdir()
-    Image.fromarray(np.zeros((28, 28, 3), np.uint8)).save(tmp_path / "rgb" / "x.png")
-    msg = error_of(capsys, "predict", path, tmp_path / "rgb", "--csv", tmp_path / "p.csv")
-    assert "this model takes 1-channel images" in msg and "have 3" in msg
+    grey = np.random.default_rng(0).integers(0, 256, (28, 28), dtype=np.uint8)
+    Image.fromarray(np.repeat(grey[..., None], 3, axis=2)).save(tmp_path / "rgb" / "x.png")
+    Image.fromarray(grey).save(tmp_path / "grey.png")
+    saved = load_model(path)                       # colour images are scored as greyscale ones
+    x_rgb, _ = own.read_inputs(saved, tmp_path / "rgb")
+    assert x_rgb.shape == (1, 1, 28, 28)
+    assert (x_rgb[0, 0].int() - torch.from_numpy(grey).int()).abs().max() <= 1
 
 
 def test_npz_and_npy_layouts(tmp_path):

@@ -114,9 +114,21 @@ def test_nan_or_inf_features_are_refused_with_a_count():
         from_arrays(data.x_train[:4], [0], prior=0.3)
 
 
-def test_from_arrays_needs_a_prior():
+def test_from_arrays_needs_a_prior_and_rows_of_x():
     with pytest.raises(ValueError, match="from_arrays needs prior=.*estimate_prior"):
         from_arrays(np.random.rand(10, 2), [0, 1])
+    with pytest.raises(ValueError, match=r"labeled_index must name rows of x \(0 to 9\); got 2 "
+                                         r"index\(es\) from 3 to 10: pass the row numbers"):
+        from_arrays(np.random.rand(10, 2), [3, 10], prior=0.3)
+
+
+def test_a_given_prior_that_is_not_a_fraction_names_the_fix():
+    from pusupport.apps import own
+    data = from_arrays(np.random.rand(10, 2), [0, 1], prior=0.3)
+    for bad in ("abc", 1.5, 0, True):
+        with pytest.raises(ValueError, match="give π, the positive fraction of U, as a number "
+                                             "strictly between 0 and 1"):
+            own.choose_prior(data, bad)
 
 
 def saved(tmp_path, shape=(1, 28, 28)):

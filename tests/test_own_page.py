@@ -36,7 +36,9 @@ def test_the_page_runs_on_a_digit_folder(tmp_path):
 
 def test_a_missing_folder_is_a_dataset_not_found_error(tmp_path):
     run = run_page(tmp_path, "-p", "image_folder", str(tmp_path / "nope"), "-y", "positive_classes: [0]")
-    assert run.returncode != 0 and "DatasetNotFoundError" in run.stderr + run.stdout
+    said = run.stderr + run.stdout
+    assert run.returncode != 0 and "DatasetNotFoundError" in said
+    assert "image_folder=<folder>" in said and "download=True" not in said
 
 
 def test_the_page_runs_on_a_feature_table_with_a_given_prior(tmp_path):

@@ -276,6 +276,17 @@ def test_own_data_page_parameters():
         own_data_settings(resolve_page("own_data", **params("own_data", features="t", image_folder="d")))
 
 
+def test_the_own_data_page_checkpoints_where_its_profile_does(tmp_path):
+    """At `paper` the page's aaPU run checkpoints under its results (a re-run resumes, as
+    train --checkpoint-dir does: tests/test_own_cli.py); `cpu` does not."""
+    from pusupport.book.experiments.own_data import own_data_settings
+    given = dict(features="t.csv", positive_classes=[1], output_dir=str(tmp_path))
+    paper = resolve_page("own_data", **params("own_data", profile="paper", **given))
+    assert own_data_settings(paper)["train"].checkpoint_dir == str(paper.results_dir / "checkpoints")
+    cpu = resolve_page("own_data", **params("own_data", profile="cpu", **given))
+    assert own_data_settings(cpu)["train"].checkpoint_dir is None
+
+
 def test_a_dry_run_keeps_the_settings_takes_the_first_seed_and_says_so():
     page = resolve_page("real_data", **params("real_data", profile="paper", dataset="cifar10",
                                             dry_run=1))

@@ -48,7 +48,7 @@ def _inputs(p: argparse.ArgumentParser) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="pusupport", description=__doc__.splitlines()[0])
+    top = argparse.ArgumentParser(prog="pusupport", description=__doc__.splitlines()[0].replace("``", ""))
     sub = top.add_subparsers(dest="command", required=True)
     train = sub.add_parser("train", help="train a PU classifier and save it",
                            description=f"{own.U_MEANING}. Defaults follow the data's size: {SIZES}.")

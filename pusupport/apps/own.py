@@ -20,7 +20,8 @@ import torch
 from ..core.config import ModelConfig, Settings, TrainConfig, as_model_config, merge
 from ..core.problem import LabeledData, PUData, make_pu
 from ..data.datasets import DatasetNotFoundError
-from ..data.images import IMAGE_EXTENSIONS, decode_images, image_size_pair, load_image_folder
+from ..data.images import (IMAGE_EXTENSIONS, YOUR_DATA, decode_images, image_size_pair,
+                           load_image_folder)
 from .prior import estimate_prior
 from .saved import SavedModel, save_model
 
@@ -65,8 +66,7 @@ class OwnData:
 
 def _missing(path: Path, what: str, layout: list[str] | None = None) -> DatasetNotFoundError:
     root, layout = (path, layout) if layout else (path.parent, [path.name])
-    return DatasetNotFoundError(f"{what} {path}", root, layout, "nothing (the data are yours to provide)",
-                                "check the path")
+    return DatasetNotFoundError(f"{what} {path}", root, layout, "", "check the path", fix=YOUR_DATA)
 
 
 def read_table(path, label_column: str | None = None, columns=None):
@@ -349,17 +349,22 @@ def read_inputs(saved: SavedModel, path, image_size=None, skip_unreadable: bool 
             raise ValueError(f"{path} holds no images ({', '.join(IMAGE_EXTENSIONS)})")
         x, kept = decode_images(files, image_size_pair(image_size) or tuple(saved.input_shape[1:]),
                                 skip_unreadable)
-        if x.shape[1] != saved.input_shape[0]:
-            raise ValueError(f"this model takes {saved.input_shape[0]}-channel images, those in {path} "
-                             f"have {x.shape[1]} (1: greyscale, 3: colour): predict on images like "
-                             "the training ones")
-        return x, [str(files[i]) for i in kept]
+        return _channels(x, saved.input_shape[0]), [str(files[i]) for i in kept]
     if kind != "features":
         raise ValueError(f"this model was trained on images of shape {tuple(saved.input_shape)}; "
                          f"{path} is a file: pass a folder of images")
     x, _, _, ids = read_table(path, saved.preprocessing.get("label_column"),
                               saved.preprocessing["columns"])
     return x, ids
+
+
+def _channels(x: torch.Tensor, channels: int) -> torch.Tensor:
+    """uint8 images (n, C, H, W) with the model's channels: colour to greyscale (ITU-R 601
+    luma) or greyscale repeated, as training converts a folder of mixed images."""
+    from torchvision.transforms.v2.functional import rgb_to_grayscale
+    if x.shape[1] == channels:
+        return x
+    return rgb_to_grayscale(x) if channels == 1 else x.expand(-1, channels, -1, -1).contiguous()
 
 
 def predictions(saved: SavedModel, x, ids) -> pd.DataFrame:

@@ -161,8 +161,14 @@ def from_arrays(x, labeled_index, x_test=None, y_test=None, prior: float | None 
                          "estimate it with pusupport.apps.prior.estimate_prior(x_p, x_u)")
     x = torch.as_tensor(x, dtype=torch.float32)
     check_finite(name, "training", x)
+    index = torch.as_tensor(labeled_index, dtype=torch.long).reshape(-1)
+    if len(index) == 0 or int(index.min()) < -len(x) or int(index.max()) >= len(x):
+        raise ValueError(f"labeled_index must name rows of x (0 to {len(x) - 1}); got "
+                         f"{len(index)} index(es)" + (f" from {int(index.min())} to {int(index.max())}"
+                                                     if len(index) else "") +
+                         ": pass the row numbers of the labelled positives")
     labeled = torch.zeros(len(x), dtype=torch.bool)
-    labeled[torch.as_tensor(labeled_index, dtype=torch.long)] = True
+    labeled[index] = True
     x_u = x[~labeled]
     u_truth = (torch.zeros(len(x_u), dtype=torch.long) if u_truth is None
                 else torch.as_tensor(u_truth).long())

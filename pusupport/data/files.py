@@ -27,15 +27,17 @@ def data_root(data_dir=None) -> Path:
 class DatasetNotFoundError(FileNotFoundError):
     """A data set is neither on disk nor downloadable; the message says how to provide it."""
 
-    def __init__(self, name: str, root: Path, looked_for: list[str], how: str, reason: str = ""):
+    def __init__(self, name: str, root: Path, looked_for: list[str], how: str, reason: str = "",
+                 fix: str | None = None):
         where = "\n".join(f"  - {root / p}" for p in looked_for)
-        super().__init__(
-            f"{name} was not found{': ' + reason if reason else ''}.\nLooked for:\n{where}\n"
+        ways = fix or (
             f"Provide it in one of three ways:\n"
             f"  1. with internet access, call with download=True (the default) to fetch {how};\n"
             f"  2. pass data_dir=<folder> (papermill: -p data_dir <folder>) to a folder holding one "
             f"of the layouts above;\n"
             f"  3. set the environment variable {ENV_VAR}=<folder>.")
+        super().__init__(f"{name} was not found{': ' + reason if reason else ''}.\n"
+                         f"Looked for:\n{where}\n{ways}")
 
 
 def _cache_path(root: Path, key: str) -> Path:

@@ -94,6 +94,12 @@ def decode_images(files, image_size=None, skip_unreadable: bool = False):
     return torch.stack(images), kept
 
 
+#: What a missing folder (or table) of yours needs: data of yours are never downloaded.
+YOUR_DATA = ("Give the path of your data: image_folder=<folder> (train/<class>/*, test/<class>/*) "
+             "or features=<table> on the own-data page and in Python; --images DIR or "
+             "--features TABLE on the command line.")
+
+
 def load_image_folder(path, image_size=None, data_dir=None, skip_unreadable: bool = False) -> LabeledData:
     """An ImageFolder layout ``path/{train,test}/<class>/<image>`` as uint8 tensors.
 
@@ -102,8 +108,8 @@ def load_image_folder(path, image_size=None, data_dir=None, skip_unreadable: boo
     path = Path(path)
     if not (path / "train").is_dir() or not (path / "test").is_dir():
         raise DatasetNotFoundError(f"image folder {path}", path, ["train/<class>/*", "test/<class>/*"],
-                                   "nothing (an image folder is yours to provide)",
-                                   "expected train/ and test/ sub-folders with one folder per class")
+                                   "", "expected train/ and test/ sub-folders with one folder per "
+                                   "class", fix=YOUR_DATA)
     listed = {split: _list_images(path / split) for split in ("train", "test")}
     if listed["train"][0] != listed["test"][0]:
         raise ValueError(f"{path}: train and test have different class folders "
@@ -111,6 +117,11 @@ def load_image_folder(path, image_size=None, data_dir=None, skip_unreadable: boo
     if not listed["train"][1]:
         raise ValueError(f"{path / 'train'} holds no images ({', '.join(IMAGE_EXTENSIONS)}) in "
                          "class folders")
+    classes, _, labels = listed["train"]
+    empty = [c for k, c in enumerate(classes) if k not in set(labels)]
+    if empty:
+        raise ValueError(f"{path / 'train' / empty[0]} holds no images: every class needs "
+                         "training images — add some, or remove the folder (from test/ too)")
     signature = {"path": str(path.resolve()), "image_size": image_size_pair(image_size),
                  "skip_unreadable": skip_unreadable,
                  **{split: _files_digest(path / split, v[1]) for split, v in listed.items()}}

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 def own_data_settings(page: Page) -> dict:
     """The input, its positive classes, π (None: estimated), the model (None: the default
     for the input), sizes, and the page's training settings (aaPU's selection follows
-    from the data: see :func:`pusupport.apps.own.train_config`)."""
+    from the data: see :func:`pusupport.apps.own.train_config`), checkpointed where the
+    profile checkpoints (a re-run resumes)."""
     from dataclasses import replace
     from ...core.config import as_model_config
     from ...data.datasets import CIFAR10_POSITIVE, data_root
@@ -34,7 +35,9 @@ def own_data_settings(page: Page) -> dict:
             "positive_classes": [str(c) for c in positive], "image_size": p.get("image_size"),
             "prior": p.get("prior"), "model": None if p.get("model") is None else as_model_config(p["model"]),
             "n_labeled": s.data.n_labeled, "n_unlabeled": s.data.n_unlabeled,
-            "train": replace(s.train, device=page.device, seed=page.seeds[0])}
+            "train": replace(s.train, device=page.device, seed=page.seeds[0],
+                             checkpoint_dir=str(page.results_dir / "checkpoints")
+                             if page.checkpoints else None)}
 
 
 def plan(s, profile: str = "paper") -> list[RunSpec]:

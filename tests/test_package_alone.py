@@ -1,0 +1,41 @@
+"""The README's "Use the package alone": its two commands, run in a fresh clone, install
+the package without the book's extras and put `pusupport` on the PATH."""
+import re
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def readme_commands() -> list[str]:
+    section = (ROOT / "README.md").read_text().split("## Use the package alone", 1)[1]
+    block = re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+    return [line for line in block.splitlines() if line.strip()]
+
+
+def test_the_package_alone_installs_and_trains_from_a_fresh_clone(tmp_path):
+    commands = readme_commands()
+    assert len(commands) == 2
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    for command in commands:
+        run = subprocess.run(["bash", "-c", command], cwd=clone, capture_output=True, text=True)
+        assert run.returncode == 0, f"{command}\n{run.stderr[-3000:]}"
+    assert "usage: pusupport" in run.stdout
+    venv = clone / ".venv-pkg"
+    listed = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "list"], capture_output=True,
+                            text=True).stdout.lower()
+    assert "torch " in listed and "ray " not in listed and "jupyter-book" not in listed
+    rng = np.random.default_rng(0)
+    y = np.arange(300) % 2
+    pd.DataFrame({"a": rng.normal(2 * y, 0.5), "b": rng.normal(-y, 0.5), "label": y}).to_csv(
+        tmp_path / "t.csv", index=False)
+    run = subprocess.run(["bash", "-c", ". .venv-pkg/bin/activate && pusupport train --features "
+                          f"{tmp_path / 't.csv'} --positive 1 --prior 0.3 --epochs 5 --device cpu "
+                          f"--allow-degenerate --out {tmp_path / 'm.pt'}"],
+                         cwd=clone, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-3000:]
+    assert (tmp_path / "m.pt").is_file() and f"saved {tmp_path / 'm.pt'}" in run.stdout
