@@ -42,8 +42,8 @@ def mix_method():
     method = register(Method(
         "test_mix", "mixup test method", "nnPU + mixup consistency, per-point weights (test only)",
         risk=_mix_risk, passes=6,
-        init_state=lambda n_u, K, device: {"weight": torch.ones(K, n_u, device=device),
-                                            "epochs_seen": torch.zeros(K, device=device)},
+        init_state=lambda n_u, seeds, device: {"weight": torch.ones(len(seeds), n_u, device=device),
+                                                "epochs_seen": torch.zeros(len(seeds), device=device)},
         end_epoch=_reweight))
     yield method
     del METHODS[method.name]

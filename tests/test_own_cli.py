@@ -302,3 +302,19 @@ def test_a_killed_train_resumes_from_its_checkpoint_to_the_same_model(tmp_path):
     a, b = load_model(tmp_path / "a.pt"), load_model(tmp_path / "b.pt")
     for key, value in a.model.state_dict().items():
         assert torch.equal(value, b.model.state_dict()[key]), key
+
+
+def test_vpu_trains_with_no_prior_and_estimates_none(tmp_path, capsys, monkeypatch):
+    """A prior-free method: no --prior, no BBE estimate, nothing about π saved."""
+    monkeypatch.setattr(own, "estimate", lambda *a, **k: pytest.fail("π estimated for VPU"))
+    folder = digit_folder(tmp_path / "d", classes=[0, 1, 2], per_class=40)
+    assert main(["train", "--images", str(folder), "--positive", "1", "--method", "vpu",
+                 "--epochs", "2", "--device", "cpu", "--data-dir", str(tmp_path), "--out",
+                 str(tmp_path / "m.pt"), "--allow-degenerate"]) == 0
+    out = capsys.readouterr().out
+    assert "BBE" not in out and "no π" in out
+    saved = load_model(tmp_path / "m.pt")
+    assert saved.method == "vpu" and saved.prior is None and saved.threshold != 0.0
+    msg = error_of(capsys, "train", "--images", folder, "--positive", 1, "--method", "vpu",
+                   "--prior", 0.3, "--out", tmp_path / "m2.pt")
+    assert msg == "pusupport train: error: --method vpu never uses π: drop --prior"

@@ -34,6 +34,15 @@ def test_fit_predict_and_the_estimated_prior(blobs):
     assert given.prior_ == 0.25 and given.prior_estimate_ is None
 
 
+def test_a_prior_free_method_estimates_no_prior(blobs, monkeypatch):
+    from pusupport.apps import own
+    monkeypatch.setattr(own, "estimate", lambda *a, **k: pytest.fail("π estimated for VPU"))
+    X, y, s = blobs
+    clf = PUClassifier(method="vpu", **FAST).fit(X, s)
+    assert clf.prior_ is None and clf.prior_estimate_ is None and clf.threshold_ != 0.0
+    assert np.array_equal(clf.predict(X), (clf.decision_function(X) > 0).astype(int))
+
+
 def test_clone_and_params():
     clf = PUClassifier(prior=0.3, **FAST)
     copy = clone(clf)

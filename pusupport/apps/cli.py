@@ -105,7 +105,9 @@ def _learned_nothing(args, problem: str) -> None:
 
 def cmd_train(args) -> None:
     from ..core.methods import get_method
-    get_method(args.method)                    # a typo fails before any data are read
+    needs_prior = get_method(args.method).needs_prior   # a typo fails before any data are read
+    if args.prior is not None and not needs_prior:
+        raise ValueError(f"--method {args.method} never uses π: drop --prior")
     own.check_output(args.out, "--out")        # so do outputs that cannot be written
     if args.checkpoint_dir:
         own.check_output(args.checkpoint_dir, "--checkpoint-dir", folder=True)
@@ -113,8 +115,10 @@ def cmd_train(args) -> None:
         raise ValueError(f"--prior {args.prior}: give π strictly between 0 and 1, e.g. --prior 0.3")
     data, problem = _problem(args)
     model = own.as_model_config(args.model) if args.model else own.default_model(data)
-    problem, bbe = own.choose_prior(problem, args.prior, _estimator(args, data, problem),
-                                    args.seed, args.device)
+    bbe = None
+    if needs_prior:
+        problem, bbe = own.choose_prior(problem, args.prior, _estimator(args, data, problem),
+                                        args.seed, args.device)
     if bbe is not None:
         print(own.describe_estimate(bbe, "cli"))
         _learned_nothing(args, own.estimate_problem(bbe, "cli"))
@@ -124,7 +128,7 @@ def cmd_train(args) -> None:
                            seed=args.seed, **given)
     print(f"{len(problem.x_p)} labelled positives, {len(problem.x_u)} unlabelled; "
           f"{cfg.method} with {cfg.model.name} for {cfg.epochs} epochs (batch {cfg.batch_size}, "
-          f"lr {cfg.lr:g}), π = {problem.prior:.3f}")
+          f"lr {cfg.lr:g}), " + (f"π = {problem.prior:.3f}" if needs_prior else "no π"))
     result = train(problem, cfg)
     last = result.history.iloc[-1]
     print(f"test error {last.test_error:.4f}, AUC {last.test_auc:.4f}")

@@ -258,6 +258,7 @@ def check_trained(result, data: PUData, spelling: str = "python") -> str:
     x = data.x_test if len(data.x_test) else data.x_u
     device = next(result.model.parameters()).device
     scores = predict(result.model, x.to(device), amp=resolve(result.config).bf16).cpu()
+    scores = scores - result.threshold                        # the method's decision rule
     problem = degenerate(scores)
     if problem:
         return (f"the trained classifier is degenerate: {problem}. Check π ({say['prior']}; "
@@ -324,8 +325,11 @@ def train_config(n_unlabeled: int, model: ModelConfig, method: str = "aapu", epo
 def save(path, result, own: OwnData, data: PUData, positive) -> Path:
     """Save the trained model with its spec, preprocessing, π, class names and positive classes."""
     cfg = result.config
+    from ..core.methods import get_method
+    prior = data.prior if get_method(cfg.method).needs_prior else None
     return save_model(path, result.model, cfg.model, tuple(data.x_u.shape[1:]), own.preprocessing,
-                      data.prior, cfg.method, own.labeled.classes, [str(p) for p in positive])
+                      prior, cfg.method, own.labeled.classes, [str(p) for p in positive],
+                      result.threshold)
 
 
 def image_files(folder) -> list[Path]:
@@ -371,4 +375,4 @@ def predictions(saved: SavedModel, x, ids) -> pd.DataFrame:
     """One row per input: its id (file path or row id), score g(x), σ(g(x)) and label 1/0."""
     g = saved.scores(x)
     return pd.DataFrame({"id": ids, "score": g.numpy(), "probability": torch.sigmoid(g).numpy(),
-                         "predicted": (g > 0).long().numpy()})
+                         "predicted": (g > saved.threshold).long().numpy()})

@@ -15,7 +15,9 @@ FORMAT = "pusupport-model/1"
 
 @dataclass
 class SavedModel:
-    """A trained g with what predicting needs; scores g(x) > 0 mean positive.
+    """A trained g with what predicting needs; scores g(x) > ``threshold`` mean positive
+    (0 unless the method places it from the training data: nnPUSB, VPU); ``prior`` is None
+    for a method that never reads π.
 
     ``preprocessing``: {"kind": "images", "image_size": (H, W), "channels": C} (uint8
     pixels scaled to [0, 1]) or {"kind": "features", "columns": [...]}.
@@ -25,10 +27,11 @@ class SavedModel:
     spec: ModelConfig
     input_shape: tuple
     preprocessing: dict
-    prior: float
+    prior: float | None
     method: str = "aapu"
     classes: list = field(default_factory=list)
     positive_classes: list = field(default_factory=list)
+    threshold: float = 0.0
 
     def _check(self, x: torch.Tensor) -> torch.Tensor:
         x = torch.as_tensor(x)
@@ -53,18 +56,20 @@ class SavedModel:
         return torch.sigmoid(self.scores(x))
 
     def predict(self, x) -> torch.Tensor:
-        """1 for positive (g(x) > 0), 0 otherwise."""
-        return (self.scores(x) > 0).long()
+        """1 for positive (g(x) > threshold), 0 otherwise."""
+        return (self.scores(x) > self.threshold).long()
 
 
 def save_model(path, model: torch.nn.Module, spec: ModelConfig, input_shape, preprocessing: dict,
-               prior: float, method: str = "aapu", classes=(), positive_classes=()) -> Path:
+               prior: float | None, method: str = "aapu", classes=(), positive_classes=(),
+               threshold: float = 0.0) -> Path:
     """Write a :class:`SavedModel` to ``path`` (atomically)."""
     from ..core.checkpoint import save
     path = Path(path)
     save(path, {"format": FORMAT, "state": {k: v.cpu() for k, v in model.state_dict().items()},
                 "spec": asdict(spec), "input_shape": list(input_shape), "preprocessing": preprocessing,
-                "prior": float(prior), "method": method, "classes": [str(c) for c in classes],
+                "prior": None if prior is None else float(prior), "method": method,
+                "classes": [str(c) for c in classes], "threshold": float(threshold),
                 "positive_classes": [str(c) for c in positive_classes]})
     return path
 
@@ -89,4 +94,5 @@ def load_model(path, device: str = "cpu") -> SavedModel:
     model = build_model(spec, (1, *shape)).to(device)
     model.load_state_dict(blob["state"])
     return SavedModel(model.eval(), spec, shape, blob["preprocessing"], blob["prior"],
-                      blob["method"], blob["classes"], blob["positive_classes"])
+                      blob["method"], blob["classes"], blob["positive_classes"],
+                      blob.get("threshold", 0.0))

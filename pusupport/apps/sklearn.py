@@ -18,6 +18,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 
 from . import own
 from ..core.config import TrainConfig, as_model_config
+from ..core.methods import get_method
 from ..core.problem import from_arrays
 from ..core.models import predict as model_scores
 from ..core.training import train
@@ -28,7 +29,8 @@ class PUClassifier(ClassifierMixin, BaseEstimator):
 
     ``model``: a model name or dict of ModelConfig fields ("mlp", the §4.1 MLP, by
     default). ``prior=None`` estimates π in ``fit`` (BBE, ``estimator_epochs`` epochs)
-    and stores it in ``prior_``; ``prior_estimate_`` holds the interval.
+    and stores it in ``prior_``; ``prior_estimate_`` holds the interval. A method that
+    never reads π (``method="vpu"``) estimates none: ``prior_`` is None.
     """
 
     def __init__(self, method="aapu", prior=None, model="mlp", epochs=20, batch_size=128, lr=1e-3,
@@ -56,26 +58,32 @@ class PUClassifier(ClassifierMixin, BaseEstimator):
         base = TrainConfig(method=self.method, model=spec, batch_size=self.batch_size, lr=self.lr,
                            lr_schedule={}, weight_decay=self.weight_decay, device=self.device,
                            seed=self.seed, progress=self.progress)
-        data = from_arrays(X, labeled, prior=0.5)
-        config = replace(own.estimator_config(X.shape), epochs=self.estimator_epochs)
-        data, self.prior_estimate_ = own.choose_prior(data, self.prior, config, self.seed, self.device)
-        self.prior_ = data.prior
+        data = from_arrays(X, labeled, prior=0.5)      # π placeholder until given or estimated
+        if get_method(self.method).needs_prior:
+            config = replace(own.estimator_config(X.shape), epochs=self.estimator_epochs)
+            data, self.prior_estimate_ = own.choose_prior(data, self.prior, config, self.seed,
+                                                          self.device)
+            self.prior_ = data.prior
+        else:                                         # VPU: no π given, none estimated
+            self.prior_, self.prior_estimate_ = None, None
         cfg = own.train_config(len(data.x_u), spec, self.method, self.epochs, base=base)
         result = train(data, cfg)
         self.model_, self.history_ = result.model.eval(), result.history
+        self.threshold_ = result.threshold
         self.classes_ = np.array([0, 1])
         self.n_features_in_ = X.shape[1]
         return self
 
     def decision_function(self, X) -> np.ndarray:
-        """g(x): positive means class 1."""
+        """g(x) − threshold_ (0 unless the method places its threshold from the training
+        data, as nnPUSB and VPU do): positive means class 1."""
         check_is_fitted(self, "model_")
         X = check_array(X, dtype=np.float32)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, but this classifier was fitted on "
                              f"{self.n_features_in_}")
         device = next(self.model_.parameters()).device
-        return model_scores(self.model_, torch.from_numpy(X).to(device)).cpu().numpy()
+        return model_scores(self.model_, torch.from_numpy(X).to(device)).cpu().numpy() - self.threshold_
 
     def predict_proba(self, X) -> np.ndarray:
         """(n, 2): σ(−g(x)), σ(g(x))."""

@@ -3,9 +3,10 @@
 A :class:`Method` sees one mini-batch as a :class:`Batch` — the scores of its P, U and
 S rows, the inputs behind them, U's indices, the members (for a second forward pass)
 and the method's own per-member state — and returns a :class:`~pusupport.core.risks.Risk`.
-Optional hooks set up that state and run between epochs (:class:`EpochEnd`); aaPU's
-selection (Algorithm 1, lines 7–9) is one. A method also owns its label, its colour
-and its cost per trained row. Add one with :func:`register`: the loop does not change.
+Optional hooks set up that state, run between epochs (:class:`EpochEnd`; aaPU's
+selection, Algorithm 1 lines 7–9, is one) and place the decision threshold from the
+training data alone (nnPUSB, VPU). A method also owns its label, its colour, its cost per
+trained row and whether it needs π. Add one with :func:`register`: the loop does not change.
 """
 from __future__ import annotations
 
@@ -64,13 +65,17 @@ class EpochEnd:
 class Method:
     """A training method.
 
-    ``risk(batch) → Risk``; ``init_state(n_u, K, device) → {name: tensor}`` (optional):
-    per-member state, checkpointed with the run; ``end_epoch(EpochEnd)`` (optional): runs
-    after each epoch's evaluation. ``selects``: grows S from ``select_from`` on (its
-    settings are then checked); ``stacks``: K seeds can share one stacked network;
+    ``risk(batch) → Risk``; ``init_state(n_u, seeds, device) → {name: tensor}``
+    (optional): per-member state (K = len(seeds) rows), checkpointed with the run;
+    ``end_epoch(EpochEnd)`` (optional): runs after each epoch's evaluation;
+    ``threshold(g_p, g_u, prior) → (K,)`` (optional): the score above which a point is
+    called positive, from the training P and U scores (K, n) in eval mode — never from
+    test labels (default 0: the sign of g). ``selects``: grows S from ``select_from`` on
+    (its settings are then checked); ``stacks``: K seeds can share one stacked network;
     ``supervised``: the U slot holds labelled negatives (PN training), so the loop also
-    reports the error on the training labels; ``passes``: forward-pass equivalents one
-    trained row costs (forward + backward = 3; a second forward pass adds 3).
+    reports the error on the training labels; ``needs_prior``: False for a method that
+    never reads π; ``passes``: forward-pass equivalents one trained row costs (forward +
+    backward = 3; a second forward pass adds 3).
     """
 
     name: str
@@ -82,8 +87,10 @@ class Method:
     stacks: bool = True
     supervised: bool = False
     passes: int = 3
+    needs_prior: bool = True
     init_state: Callable | None = None
     end_epoch: Callable | None = None
+    threshold: Callable | None = None
 
 
 def grow_selection(end: EpochEnd) -> None:
@@ -120,6 +127,10 @@ register(Method("upu", "uPU", "unbiased PU risk (Eq. 8)", color="#7f7f7f",
 register(Method("nnpu", "nnPU", "non-negative PU risk (Eq. 9, Kiryo et al.)", color="#1f77b4",
                 risk=lambda b: nnpu_risk(b.g_p, b.g_u, b.prior, b.config.loss, b.config.beta,
                                          b.config.gamma)))
+register(Method("nnpu_sigmoid", "nnPU (sigmoid)",
+                "nnPU with the sigmoid loss, Kiryo et al.'s default (whatever the config's loss)",
+                color="#aec7e8", risk=lambda b: nnpu_risk(b.g_p, b.g_u, b.prior, "sigmoid",
+                                                          b.config.beta, b.config.gamma)))
 register(Method("aapu", "aaPU", "nnPU whose positive risk also counts S (§3.3)", color="#d62728",
                 risk=lambda b: aapu_risk(b.g_p, b.g_u, b.g_s, b.prior, b.config.loss, b.config.beta,
                                          b.config.gamma, b.s_mask, b.config.s_weight),
@@ -133,3 +144,5 @@ register(Method("naive", "S added to P everywhere",
 register(Method("pn", "PN", "supervised risk on ±1 labels (Eq. 1): P = +1, the U slot = −1",
                 color="#17becf", risk=lambda b: pn_risk(b.g_p, b.g_u, b.prior, b.config.loss),
                 supervised=True))
+
+from . import baselines  # noqa: E402,F401  (registers today's methods: nnPUSB, VPU, …)

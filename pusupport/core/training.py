@@ -63,6 +63,7 @@ class RunResult:
     selected: SelectedSet
     config: TrainConfig
     u_losses: dict = field(default_factory=dict)
+    threshold: float = 0.0                   # g > threshold is positive (the method's rule)
 
     @property
     def picks(self) -> pd.DataFrame:
@@ -104,13 +105,23 @@ def _epoch_row(cfg, seed, epoch, lr, means, metrics, selected, train_error) -> d
     return {**row, "n_selected": len(selected), "purity": selected.purity}
 
 
+def thresholds(method, members, prior, batch_size: int, amp: bool, rows: int | None = None):
+    """Each member's decision threshold (K,): the method's, from its training P and U
+    scores (eval mode), or None (the sign of g)."""
+    if method.threshold is None:
+        return None
+    return method.threshold(members.scores("x_p", batch_size, amp, rows),
+                            members.scores("x_u", batch_size, amp, rows), prior)
+
+
 def test_metrics(members, y_test: torch.Tensor, batch_size: int, amp: bool,
-                 rows: int | None = None) -> list:
+                 rows: int | None = None, threshold=None) -> list:
     """[test error, test AUC] of each member (eval mode, ``batch_size`` rows at a time) on
-    the test set or its first ``rows``."""
+    the test set or its first ``rows``; the error counts g > ``threshold`` (K,) as positive."""
     g_test = members.scores("x_test", batch_size, amp, rows)
     y_test = y_test[:, :g_test.shape[1]]
-    return torch.stack([zero_one_error(g_test, y_test), torch.stack(
+    decided = g_test if threshold is None else g_test - threshold[:, None]
+    return torch.stack([zero_one_error(decided, y_test), torch.stack(
         [roc_auc(g_test[k], y_test[k]) for k in range(len(g_test))])], 1).tolist()
 
 
@@ -125,7 +136,7 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
     selected = [SelectedSet(len(d.x_u), d.u_in_p.to(device), d.u_truth.to(device),
                             cfg.allow_repick) for d in datas]
     n_p, n_u, n_test = len(datas[0].x_p), len(datas[0].x_u), len(datas[0].x_test)
-    state = method.init_state(n_u, K, device) if method.init_state else {}
+    state = method.init_state(n_u, list(seeds), device) if method.init_state else {}
     y_test = torch.stack([d.y_test.to(device) for d in datas])
     rows, u_losses, first, offset = [[] for _ in seeds], [{} for _ in seeds], 1, 0.0
     if cfg.checkpoint_dir:
@@ -181,7 +192,9 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
                     "diverged — lower the learning rate or check the inputs for NaN")
         metrics, train_errors = [[math.nan, math.nan]] * K, [None] * K
         if cfg.evaluates_at(epoch) and n_test > 0:
-            metrics = test_metrics(members, y_test, cfg.eval_batch_size, amp, rows_scored)
+            metrics = test_metrics(members, y_test, cfg.eval_batch_size, amp, rows_scored,
+                                   thresholds(method, members, members.prior,
+                                              cfg.eval_batch_size, amp, rows_scored))
         if method.supervised:
             train_errors = [math.nan] * K
             if cfg.evaluates_at(epoch):
@@ -207,8 +220,11 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
                 "optimizer": opt.state_dict(), "selected": [s.state_dict() for s in selected],
                 "rng": {"members": members.rng_state(), "batches": [g.get_state() for g in batch_gens]},
                 "method_state": state, "history": rows, "u_losses": u_losses})
-    return [RunResult(pd.DataFrame(r), model, sel, replace(cfg, seed=s), u)
-            for r, model, sel, s, u in zip(rows, members.models(), selected, seeds, u_losses)]
+    final = thresholds(method, members, members.prior, cfg.eval_batch_size, amp, rows_scored)
+    final = [0.0] * K if final is None else final.tolist()
+    return [RunResult(pd.DataFrame(r), model, sel, replace(cfg, seed=s), u, t)
+            for r, model, sel, s, u, t in zip(rows, members.models(), selected, seeds, u_losses,
+                                               final)]
 
 
 class _UScores:

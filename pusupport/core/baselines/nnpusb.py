@@ -1,0 +1,27 @@
+"""nnPUSB (Kato, Teshima & Honda, ICLR 2019, "Learning from positive and unlabeled data
+with a selection bias"): nnPU's logistic risk, with the decision threshold moved so that a
+fraction π of the training U is called positive — the (1 − π)-quantile of U's scores.
+
+It asks whether a gain of aaPU's is a shift of the threshold: nnPUSB shifts it from the
+training data alone.
+"""
+from __future__ import annotations
+
+import torch
+
+from ..methods import Method, register
+from ..risks import nnpu_risk
+
+
+def quantile_threshold(g_p: torch.Tensor, g_u: torch.Tensor, prior) -> torch.Tensor:
+    """θ (K,): the (1 − π)-quantile of each member's training U scores (K, n_u), so that
+    g > θ calls a fraction π of U positive."""
+    prior = torch.as_tensor(prior, dtype=g_u.dtype, device=g_u.device).expand(len(g_u))
+    return torch.stack([torch.quantile(g_u[k], 1 - prior[k]) for k in range(len(g_u))])
+
+
+register(Method("nnpusb", "nnPUSB", "nnPU (logistic) with the threshold at U's (1 − π)-quantile "
+                "(Kato et al., 2019)", color="#2ca02c",
+                risk=lambda b: nnpu_risk(b.g_p, b.g_u, b.prior, "logistic", b.config.beta,
+                                         b.config.gamma),
+                threshold=quantile_threshold))

@@ -1,0 +1,78 @@
+"""VPU (Chen et al., NeurIPS 2020, "A variational approach for learning from positive and
+unlabeled data"): no class prior. With φ(x) = σ(g(x)) the classifier's posterior,
+
+    L = log mean_U φ(x) − mean_P log φ(x)
+        + λ·mean_U [(log(μ·φ(x_u) + 1 − μ) − log φ(μ·x_u + (1 − μ)·x_p))²],
+
+the second line a MixUp regulariser, μ ~ Beta(α, α) once per batch and member, each U row
+mixed with a P row drawn at random (the official code pairs equal-sized P and U batches;
+this loop's batches keep the P : U proportions, so P rows are drawn with replacement).
+The official defaults: α = 0.3, λ = 0.03. A point is positive where φ(x) / max φ over the
+training data exceeds ½.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from ..methods import Batch, Method, register
+from ..risks import Risk
+
+ALPHA, LAMBDA = 0.3, 0.03
+
+
+def variational_loss(log_phi_p: torch.Tensor, log_phi_u: torch.Tensor) -> torch.Tensor:
+    """log mean_U φ − mean_P log φ (K,), from log φ (K, n): unchanged when a constant is
+    added to every log φ."""
+    return (torch.logsumexp(log_phi_u, -1) - math.log(log_phi_u.shape[-1])
+            - log_phi_p.mean(-1))
+
+
+def mixup_penalty(log_phi_u, log_phi_mixed, mu) -> torch.Tensor:
+    """mean[(log(μ·φ(x_u) + 1 − μ) − log φ(x̃))²] (K,), μ (K,)."""
+    target = torch.log(mu[:, None] * log_phi_u.exp() + 1 - mu[:, None])
+    return ((target - log_phi_mixed) ** 2).mean(-1)
+
+
+def _draws(state, k: int, n_p: int, n_u: int):
+    """Member k's μ and P partners for this step, from its seed and step count."""
+    rng = np.random.default_rng([int(state["seed"][k]), int(state["step"][k])])
+    return rng.beta(ALPHA, ALPHA), rng.integers(n_p, size=n_u)
+
+
+def vpu_risk(b: Batch) -> Risk:
+    """VPU's loss on one batch (the module docstring)."""
+    x_p, x_u, _ = b.inputs()
+    if x_u.layout != torch.strided:
+        raise ValueError("VPU mixes inputs (MixUp): it needs dense features or images, not "
+                         "sparse ones — use another method for sparse bag-of-words data")
+    K, n_p, n_u = b.g_p.shape[0], b.g_p.shape[1], b.g_u.shape[1]
+    draws = [_draws(b.state, k, n_p, n_u) for k in range(K)]
+    b.state["step"] += 1
+    mu = torch.tensor([m for m, _ in draws], dtype=b.g_u.dtype, device=b.g_u.device)
+    partner = torch.stack([torch.as_tensor(i) for _, i in draws]).to(x_p.device)
+    picked = torch.stack([x_p[k, partner[k]] for k in range(K)])
+    shape = (K, 1) + (1,) * (x_u.dim() - 2)
+    mixed = mu.to(x_u.dtype).reshape(shape) * x_u + (1 - mu.to(x_u.dtype).reshape(shape)) * picked
+    log_phi_p, log_phi_u = F.logsigmoid(b.g_p), F.logsigmoid(b.g_u)
+    variational = variational_loss(log_phi_p, log_phi_u)
+    total = variational + LAMBDA * mixup_penalty(log_phi_u, F.logsigmoid(b.forward(mixed)), mu)
+    return Risk(total.detach(), total, variational.detach(), (total - variational).detach(),
+                torch.zeros_like(total, dtype=torch.bool))
+
+
+def half_max_threshold(g_p: torch.Tensor, g_u: torch.Tensor, prior=None) -> torch.Tensor:
+    """θ (K,) with g > θ ⇔ φ(x) / max φ(training P ∪ U) > ½: θ = logit(½·max φ)."""
+    top = torch.sigmoid(torch.cat([g_p, g_u], -1).double().max(-1).values)
+    return torch.logit(top / 2).to(g_u.dtype)
+
+
+register(Method("vpu", "VPU", "variational PU, no class prior (Chen et al., 2020)",
+                color="#e377c2", risk=vpu_risk, passes=6, needs_prior=False,
+                init_state=lambda n_u, seeds, device: {
+                    "seed": torch.tensor(seeds, dtype=torch.int64, device=device),
+                    "step": torch.zeros(len(seeds), dtype=torch.int64, device=device)},
+                threshold=half_max_threshold))

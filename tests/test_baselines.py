@@ -1,0 +1,92 @@
+"""Today's PU methods beside the paper's: each checked against its published formula on
+tiny tensors (values worked out by hand), then trained single and stacked (float64)."""
+import math
+
+import pandas as pd
+import pytest
+import torch
+
+from pusupport.core.baselines.nnpusb import quantile_threshold
+from pusupport.core.baselines.vpu import half_max_threshold, mixup_penalty, variational_loss
+from pusupport.core.methods import get_method
+from pusupport.core.training import train, train_seeds
+from pusupport.data import synthetic
+
+SEEDS = [0, 1, 2]
+CFG = dict(epochs=5, batch_size=64, lr=3e-3, lr_schedule={}, progress=False)
+
+
+def data(seed, prior=None):
+    d = synthetic(seed, n_labeled=40, n_unlabeled=300, n_test=500)
+    return d if prior is None else d.__class__(**{**d.__dict__, "prior": prior})
+
+
+def test_nnpusb_calls_a_fraction_pi_of_u_positive():
+    """Scores −2…7 with π = 0.3: the threshold is U's 0.7-quantile, 4.3, and exactly the
+    three scores 5, 6, 7 lie above it."""
+    g_u = torch.arange(-2.0, 8.0)[None]
+    theta = quantile_threshold(None, g_u, 0.3)
+    assert theta.tolist() == pytest.approx([4.3]) and int((g_u > theta[:, None]).sum()) == 3
+    two = quantile_threshold(None, torch.stack([g_u[0], g_u[0] + 1]), torch.tensor([0.3, 0.5]))
+    assert two.tolist() == pytest.approx([4.3, 3.5])                  # one π per member
+
+
+def test_vpu_variational_loss_by_hand():
+    """φ_P = [0.8, 0.4], φ_U = [0.2, 0.6]: log 0.4 − ½(log 0.8 + log 0.4) = −½ ln 2; adding
+    a constant to every log φ leaves it unchanged."""
+    log_p, log_u = torch.tensor([[0.8, 0.4]]).log(), torch.tensor([[0.2, 0.6]]).log()
+    assert variational_loss(log_p, log_u).item() == pytest.approx(-0.5 * math.log(2), abs=1e-7)
+    assert variational_loss(log_p - 2.5, log_u - 2.5).item() == pytest.approx(-0.5 * math.log(2),
+                                                                            abs=1e-6)
+
+
+def test_vpu_mixup_penalty_and_threshold_by_hand():
+    """μ = ½, φ(x_u) = 0.2: the target is log(0.1 + 0.5) = log 0.6; a mix scored φ = 0.3
+    costs (log 0.6 − log 0.3)² = (ln 2)². The threshold: φ / max φ > ½."""
+    penalty = mixup_penalty(torch.tensor([[0.2]]).log(), torch.tensor([[0.3]]).log(),
+                            torch.tensor([0.5]))
+    assert penalty.item() == pytest.approx(math.log(2) ** 2, rel=1e-6)
+    g_p, g_u = torch.tensor([[2.0]]), torch.tensor([[-1.0, 0.0, 1.0]])
+    theta = half_max_threshold(g_p, g_u)
+    phi_max = torch.sigmoid(torch.tensor(2.0))
+    assert torch.sigmoid(theta).item() == pytest.approx(phi_max.item() / 2, rel=1e-6)
+    assert ((g_u > theta[:, None]) == (torch.sigmoid(g_u) / phi_max > 0.5)).all()
+
+
+@pytest.mark.usefixtures("float64")
+@pytest.mark.parametrize("method", ["nnpu_sigmoid", "nnpusb", "vpu"])
+def test_stacked_runs_equal_single_runs(method):
+    assert get_method(method).stacks
+    together = train_seeds(data, SEEDS, method=method, **CFG)
+    cols = ["risk", "risk_positive", "risk_negative", "test_error", "test_auc"]
+    for seed, stacked in zip(SEEDS, together):
+        single = train(data(seed), seed=seed, method=method, **CFG)
+        pd.testing.assert_frame_equal(stacked.history[cols], single.history[cols], atol=1e-9, rtol=1e-9)
+        assert stacked.threshold == pytest.approx(single.threshold, abs=1e-9)
+        assert stacked.history.test_error.iloc[-1] < 0.4                   # it learned
+
+
+def test_nnpu_sigmoid_is_nnpu_with_the_sigmoid_loss():
+    a = train(data(0), method="nnpu_sigmoid", **CFG)
+    b = train(data(0), method="nnpu", loss="sigmoid", **CFG)
+    pd.testing.assert_frame_equal(a.history.drop(columns=["method", "wall_time"]),
+                                  b.history.drop(columns=["method", "wall_time"]))
+
+
+def test_vpu_never_reads_the_prior():
+    assert not get_method("vpu").needs_prior and get_method("nnpusb").needs_prior
+    a = train(data(0, prior=0.2), method="vpu", **CFG)
+    b = train(data(0, prior=0.7), method="vpu", **CFG)
+    pd.testing.assert_frame_equal(a.history.drop(columns="wall_time"), b.history.drop(columns="wall_time"))
+
+
+@pytest.mark.usefixtures("float64")
+def test_the_threshold_decides_the_test_error():
+    """nnPUSB's error counts g > θ as positive, θ from the training U alone."""
+    run = train(data(0), method="nnpusb", **CFG)
+    d = data(0)
+    from pusupport.core.models import predict
+    g = predict(run.model, d.x_test)
+    expected = float(((g > run.threshold) != (d.y_test > 0)).double().mean())
+    assert run.history.test_error.iloc[-1] == pytest.approx(expected, abs=1e-12)
+    assert run.threshold != 0.0
