@@ -144,5 +144,3 @@ register(Method("naive", "S added to P everywhere",
 register(Method("pn", "PN", "supervised risk on ±1 labels (Eq. 1): P = +1, the U slot = −1",
                 color="#17becf", risk=lambda b: pn_risk(b.g_p, b.g_u, b.prior, b.config.loss),
                 supervised=True))
-
-from . import baselines  # noqa: E402,F401  (registers today's methods: nnPUSB, VPU, …)
