@@ -90,3 +90,31 @@ def test_the_threshold_decides_the_test_error():
     expected = float(((g > run.threshold) != (d.y_test > 0)).double().mean())
     assert run.history.test_error.iloc[-1] == pytest.approx(expected, abs=1e-12)
     assert run.threshold != 0.0
+
+
+@pytest.mark.usefixtures("float64")
+def test_oracle_aapu_selects_only_true_positives_and_stacks():
+    cfg = {**CFG, "epochs": 6, "select_from": 2, "n_select": 5, "allow_repick": False}
+    together = train_seeds(data, SEEDS, method="aapu_oracle", **cfg)
+    for seed, stacked in zip(SEEDS, together):
+        single = train(data(seed), seed=seed, method="aapu_oracle", **cfg)
+        assert len(single.selected) == 25 and single.selected.purity == 1.0
+        assert (single.picks.true_label > 0).all()
+        cols = ["risk", "test_error", "n_selected", "purity"]
+        pd.testing.assert_frame_equal(stacked.history[cols], single.history[cols], atol=1e-9, rtol=1e-9)
+
+
+def test_the_oracle_hook_passes_over_the_largest_loss_negatives():
+    """U losses [9, 8, 1, 7, 2] with true labels [−, +, −, +, +]: aaPU takes 0 and 1; the
+    oracle takes the largest-loss true positives, 1 and 3."""
+    from pusupport.core.baselines.oracle import grow_from_true_positives
+    from pusupport.core.config import TrainConfig
+    from pusupport.core.methods import EpochEnd
+    from pusupport.core.selection import SelectedSet
+    truth = torch.tensor([-1, 1, -1, 1, 1])
+    losses = torch.tensor([[9.0, 8.0, 1.0, 7.0, 2.0]])
+    cfg = TrainConfig(method="aapu_oracle", epochs=3, select_from=1, n_select=2)
+    oracle, plain = SelectedSet(5, true_labels=truth), SelectedSet(5, true_labels=truth)
+    grow_from_true_positives(EpochEnd(1, cfg, [oracle], {}, lambda: losses))
+    plain.update(losses[0], 2, 1)
+    assert oracle.indices.tolist() == [1, 3] and plain.indices.tolist() == [0, 1]

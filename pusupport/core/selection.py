@@ -78,9 +78,13 @@ class SelectedSet:
             return float("nan")
         return float((self.true_labels[self.mask] > 0).float().mean())
 
-    def update(self, losses: torch.Tensor, n_select: int, epoch: int) -> torch.Tensor:
-        """S ← S ∪ top-``n_select``(losses); returns the indices picked this epoch."""
+    def update(self, losses: torch.Tensor, n_select: int, epoch: int,
+               among: torch.Tensor | None = None) -> torch.Tensor:
+        """S ← S ∪ top-``n_select``(losses) (only ``among`` U's points, a mask, if given);
+        returns the indices picked this epoch."""
         eligible = ~self.labeled if self.allow_repick else ~(self.labeled | self.mask)
+        if among is not None:
+            eligible = eligible & among
         picked = top_losses(losses, n_select, eligible)
         new = ~self.mask[picked]
         self.mask[picked] = True
