@@ -1,8 +1,9 @@
 """A scikit-learn estimator for PU learning, following pulearn's convention.
 
 ``PUClassifier().fit(X, s)``: ``s`` is 1 for labelled positives and 0 for unlabelled
-points; π (``prior``) is the positive fraction of the unlabelled rows, estimated with
-BBE when None. For model selection without negatives, :func:`lee_liu_score` (scorer
+points (any two labels work: the larger marks the labelled positives); π (``prior``) is
+the positive fraction of the unlabelled rows, estimated with BBE when None. It passes
+scikit-learn's own estimator checks (``tests/test_sklearn.py``). For model selection without negatives, :func:`lee_liu_score` (scorer
 :data:`lee_liu_scorer`) is Lee & Liu's (2003) recall²/P(ŷ = 1), its recall taken over
 the labelled positives (s = 1): it rises with the true F1 score.
 """
@@ -14,7 +15,8 @@ import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.metrics import make_scorer
-from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import own
 from ..core.config import TrainConfig, as_model_config
@@ -47,13 +49,23 @@ class PUClassifier(ClassifierMixin, BaseEstimator):
         self.seed = seed
         self.progress = progress
 
-    def fit(self, X, s):
-        X, s = check_X_y(X, s, dtype=np.float32)
-        if not set(np.unique(s)) <= {0, 1}:
-            raise ValueError("s must be 1 for labelled positives and 0 for unlabelled points")
-        labeled = np.flatnonzero(s == 1)
-        if len(labeled) == 0 or len(labeled) == len(s):
-            raise ValueError("fit needs both labelled positives (s = 1) and unlabelled points (s = 0)")
+    def fit(self, X, y):
+        """Train on features ``X`` (n, d) and the PU labels ``y`` (pulearn's s): two
+        classes, the larger in sorted order (1 of 0/1, 1 of −1/1, or the later name) marks
+        the labelled positives, the other the unlabelled points (U)."""
+        X, y = validate_data(self, X, y, dtype=np.float32)
+        check_classification_targets(y)
+        kind = type_of_target(y, input_name="y", raise_unknown=True)
+        if kind != "binary":
+            raise ValueError(f"Only binary classification is supported. The type of the target "
+                             f"is {kind}: PU labels are two classes — the labelled positives (1) "
+                             "and the unlabelled points (0)")
+        self.classes_ = np.unique(y)
+        if len(self.classes_) != 2:
+            raise ValueError(f"y holds {len(self.classes_)} class {self.classes_.tolist()}: PU "
+                             "learning needs both the labelled positives (1) and unlabelled "
+                             "points (0)")
+        labeled = np.flatnonzero(y == self.classes_[1])
         spec = as_model_config(self.model)
         base = TrainConfig(method=self.method, model=spec, batch_size=self.batch_size, lr=self.lr,
                            lr_schedule={}, weight_decay=self.weight_decay, device=self.device,
@@ -66,32 +78,36 @@ class PUClassifier(ClassifierMixin, BaseEstimator):
             self.prior_ = data.prior
         else:                                         # VPU: no π given, none estimated
             self.prior_, self.prior_estimate_ = None, None
-        cfg = own.train_config(len(data.x_u), spec, self.method, self.epochs, base=base)
+        cfg = own.train_config(len(data.x_u), spec, self.method, self.epochs, base=base,
+                               batch_size=self.batch_size, lr=self.lr)
         result = train(data, cfg)
         self.model_, self.history_ = result.model.eval(), result.history
         self.threshold_ = result.threshold
-        self.classes_ = np.array([0, 1])
-        self.n_features_in_ = X.shape[1]
         return self
 
     def decision_function(self, X) -> np.ndarray:
         """g(x) − threshold_ (0 unless the method places its threshold from the training
-        data, as nnPUSB and VPU do): positive means class 1."""
+        data, as nnPUSB and VPU do): positive means ``classes_[1]``."""
         check_is_fitted(self, "model_")
-        X = check_array(X, dtype=np.float32)
-        if X.shape[1] != self.n_features_in_:
-            raise ValueError(f"X has {X.shape[1]} features, but this classifier was fitted on "
-                             f"{self.n_features_in_}")
+        X = validate_data(self, X, dtype=np.float32, reset=False)
         device = next(self.model_.parameters()).device
-        return model_scores(self.model_, torch.from_numpy(X).to(device)).cpu().numpy() - self.threshold_
+        x = torch.from_numpy(np.array(X, dtype=np.float32, order="C"))
+        return model_scores(self.model_, x.to(device)).cpu().numpy() - self.threshold_
 
     def predict_proba(self, X) -> np.ndarray:
-        """(n, 2): σ(−g(x)), σ(g(x))."""
+        """(n, 2), columns in ``classes_`` order: σ(−f(x)), σ(f(x)), f the decision function."""
         p = 1 / (1 + np.exp(-self.decision_function(X).astype(np.float64)))
         return np.column_stack([1 - p, p])
 
     def predict(self, X) -> np.ndarray:
-        return (self.decision_function(X) > 0).astype(int)
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(int)]
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False       # PU: labelled positives vs U
+        tags.classifier_tags.poor_score = True         # s is not y: U holds positives too
+        return tags
 
 
 def lee_liu_score(s, y_pred) -> float:
