@@ -118,3 +118,25 @@ def test_the_oracle_hook_passes_over_the_largest_loss_negatives():
     grow_from_true_positives(EpochEnd(1, cfg, [oracle], {}, lambda: losses))
     plain.update(losses[0], 2, 1)
     assert oracle.indices.tolist() == [1, 3] and plain.indices.tolist() == [0, 1]
+
+
+def test_robust_pu_welsch_weight_and_schedule_by_hand():
+    from pusupport.core.baselines.robustpu import lam_at, welsch
+    assert welsch(torch.tensor(math.log(2)), 1.0).item() == pytest.approx(0.5)
+    assert welsch(torch.tensor(0.0), 0.1).item() == 1.0                 # an easy point keeps weight 1
+    assert [lam_at(e) for e in (0, 5, 10, 30)] == pytest.approx([0.1, 1.05, 2.0, 2.0])
+
+
+@pytest.mark.usefixtures("float64")
+def test_robust_pu_warms_up_as_nnpu_then_weighs_and_stacks():
+    cfg = {**CFG, "epochs": 6, "select_from": 3}
+    together = train_seeds(data, SEEDS, method="robustpu", **cfg)
+    cols = ["risk", "risk_positive", "risk_negative", "test_error", "test_auc"]
+    for seed, stacked in zip(SEEDS, together):
+        single = train(data(seed), seed=seed, method="robustpu", **cfg)
+        pd.testing.assert_frame_equal(stacked.history[cols], single.history[cols], atol=1e-9, rtol=1e-9)
+    robust = train(data(0), seed=0, method="robustpu", **cfg).history
+    warm = train(data(0), seed=0, method="nnpu_sigmoid", **cfg).history
+    pd.testing.assert_frame_equal(robust[cols].iloc[:2], warm[cols].iloc[:2])   # epochs 1–2: nnPU
+    assert not robust.risk.iloc[2:].equals(warm.risk.iloc[2:])
+    assert robust.test_error.iloc[-1] < 0.4
