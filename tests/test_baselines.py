@@ -140,3 +140,44 @@ def test_robust_pu_warms_up_as_nnpu_then_weighs_and_stacks():
     pd.testing.assert_frame_equal(robust[cols].iloc[:2], warm[cols].iloc[:2])   # epochs 1–2: nnPU
     assert not robust.risk.iloc[2:].equals(warm.risk.iloc[2:])
     assert robust.test_error.iloc[-1] < 0.4
+
+
+def test_dist_pu_alignment_and_entropy_by_hand():
+    """π = 0.4, s_P = [0.9, 0.7], s_U = [0.2, 0.4]: (1 − 0.8) + |0.3 − 0.4|/0.8 = 0.325."""
+    from pusupport.core.baselines.distpu import alignment, entropy
+    value = alignment(torch.tensor([[0.9, 0.7]]), torch.tensor([[0.2, 0.4]]), 0.4)
+    assert value.item() == pytest.approx(0.325, abs=1e-6)
+    assert entropy(torch.tensor([[0.5, 0.5]])).item() == pytest.approx(math.log(2))
+
+
+@pytest.mark.usefixtures("float64")
+def test_dist_pu_two_stages_stack():
+    cfg = {**CFG, "epochs": 6, "select_from": 3}
+    together = train_seeds(data, SEEDS, method="distpu", **cfg)
+    cols = ["risk", "risk_positive", "risk_negative", "test_error", "test_auc"]
+    for seed, stacked in zip(SEEDS, together):
+        single = train(data(seed), seed=seed, method="distpu", **cfg)
+        pd.testing.assert_frame_equal(stacked.history[cols], single.history[cols], atol=1e-9, rtol=1e-9)
+        assert single.history.test_error.iloc[-1] < 0.4
+    h = together[0].history                         # the MixUp stage adds to the alignment
+    assert (h.risk_negative.iloc[:2] > 0).all() and (h.risk_negative.iloc[2:] > h.risk_negative.iloc[1]).all()
+
+
+@pytest.mark.parametrize("method", ["vpu", "distpu", "robustpu"])
+def test_a_resumed_run_draws_and_weighs_as_an_uninterrupted_one(method, tmp_path, monkeypatch):
+    from pusupport.core import checkpoint
+    cfg = {**CFG, "epochs": 6, "select_from": 3, "method": method, "checkpoint_every": 3}
+    whole = train(data(1), seed=1, **cfg)
+    save = checkpoint.save
+
+    def crash(path, state):                         # dies after the epoch-3 checkpoint
+        save(path, state)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(checkpoint, "save", crash)
+    with pytest.raises(KeyboardInterrupt):
+        train(data(1), seed=1, checkpoint_dir=str(tmp_path), **cfg)
+    monkeypatch.setattr(checkpoint, "save", save)
+    resumed = train(data(1), seed=1, checkpoint_dir=str(tmp_path), **cfg)
+    pd.testing.assert_frame_equal(resumed.history.drop(columns="wall_time"),
+                                  whole.history.drop(columns="wall_time"))

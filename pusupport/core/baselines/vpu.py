@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 
 from ..methods import Batch, Method, register
 from ..risks import Risk
+from .draws import draw_state, member_rng, next_step
 
 ALPHA, LAMBDA = 0.3, 0.03
 
@@ -38,8 +38,8 @@ def mixup_penalty(log_phi_u, log_phi_mixed, mu) -> torch.Tensor:
 
 
 def _draws(state, k: int, n_p: int, n_u: int):
-    """Member k's μ and P partners for this step, from its seed and step count."""
-    rng = np.random.default_rng([int(state["seed"][k]), int(state["step"][k])])
+    """Member k's μ and P partners for this step."""
+    rng = member_rng(state, k)
     return rng.beta(ALPHA, ALPHA), rng.integers(n_p, size=n_u)
 
 
@@ -51,7 +51,7 @@ def vpu_risk(b: Batch) -> Risk:
                          "sparse ones — use another method for sparse bag-of-words data")
     K, n_p, n_u = b.g_p.shape[0], b.g_p.shape[1], b.g_u.shape[1]
     draws = [_draws(b.state, k, n_p, n_u) for k in range(K)]
-    b.state["step"] += 1
+    next_step(b.state)
     mu = torch.tensor([m for m, _ in draws], dtype=b.g_u.dtype, device=b.g_u.device)
     partner = torch.stack([torch.as_tensor(i) for _, i in draws]).to(x_p.device)
     picked = torch.stack([x_p[k, partner[k]] for k in range(K)])
@@ -72,7 +72,5 @@ def half_max_threshold(g_p: torch.Tensor, g_u: torch.Tensor, prior=None) -> torc
 
 register(Method("vpu", "VPU", "variational PU, no class prior (Chen et al., 2020)",
                 color="#e377c2", risk=vpu_risk, passes=6, needs_prior=False,
-                init_state=lambda n_u, seeds, device: {
-                    "seed": torch.tensor(seeds, dtype=torch.int64, device=device),
-                    "step": torch.zeros(len(seeds), dtype=torch.int64, device=device)},
+                init_state=lambda n_u, seeds, device: draw_state(seeds, device),
                 threshold=half_max_threshold))

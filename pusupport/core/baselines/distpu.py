@@ -1,0 +1,108 @@
+"""Dist-PU (Zhao, Xu, Yang, Shi & Yang, CVPR 2022, "Dist-PU: positive-unlabeled learning
+from a label distribution perspective"). With s = σ(g), the label-distribution alignment
+
+    L_dist = (1 − mean_P s) + |mean_U s − π| / (2π)
+
+(the official histogram loss with one bin and polar proxies reduces to this), plus
+μ_ent · the mean binary entropy of U's scores. A second stage adds MixUp on pseudo-labels:
+each training point's pseudo-label is its last score (P's are 1), the batch is mixed with
+a permutation of itself (λ ~ Beta(α, α)), and the loss adds c_mix · the mixed binary
+cross-entropy, c_me · the entropy of the mixed scores and a U entropy weight that rises as
+(1 − cos(t·π/2))·c_ent over the stage. Scores are clipped to ±10 as in the official code.
+
+Official defaults: μ_ent = 0.002, α = 6, c_mix = 5, c_me = 0.04, c_ent = 0.004; 60 + 60
+epochs with their own rates. Here the first stage is the loop's epochs before
+``select_from`` and the second the rest, with the page's optimiser and rates.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ..methods import Batch, EpochEnd, Method, register
+from ..risks import Risk
+from .draws import draw_state, member_rng, next_step
+
+MU_ENTROPY, ALPHA, MIXUP, MIX_ENTROPY, ENTROPY = 2e-3, 6.0, 5.0, 0.04, 4e-3
+CLIP = 10.0
+
+
+def alignment(s_p: torch.Tensor, s_u: torch.Tensor, prior) -> torch.Tensor:
+    """(1 − mean_P s) + |mean_U s − π| / (2π), per member (K,)."""
+    prior = torch.as_tensor(prior, dtype=s_u.dtype, device=s_u.device)
+    return (1 - s_p.mean(-1)) + (s_u.mean(-1) - prior).abs() / (2 * prior)
+
+
+def entropy(s: torch.Tensor) -> torch.Tensor:
+    """Mean binary entropy −[s log s + (1 − s) log(1 − s)] over the last dim."""
+    return -(s * torch.log(s) + (1 - s) * torch.log(1 - s)).mean(-1)
+
+
+def _score(g):
+    return torch.sigmoid(g.clamp(-CLIP, CLIP))
+
+
+def distpu_risk(b: Batch) -> Risk:
+    s_p, s_u = _score(b.g_p), _score(b.g_u)
+    base = alignment(s_p, s_u, b.prior)
+    stage = int(b.state["stage"][0])
+    if stage == 0:                                   # the first stage: alignment + U entropy
+        total = base + MU_ENTROPY * entropy(s_u)
+    else:
+        total = base + float(b.state["co_entropy"][0]) * entropy(s_u) + _mixup(b, s_u)
+        b.state["pseudo_u"].scatter_(1, b.index_u, s_u.detach().to(b.state["pseudo_u"].dtype))
+    return Risk(total.detach(), total, base.detach(), (total - base).detach(),
+                torch.zeros_like(total, dtype=torch.bool))
+
+
+def _mixup(b: Batch, s_u: torch.Tensor) -> torch.Tensor:
+    """c_mix·BCE of the mixed scores against the mixed pseudo-labels + c_me·their entropy."""
+    x_p, x_u, _ = b.inputs()
+    if x_u.layout != torch.strided:
+        raise ValueError("Dist-PU's second stage mixes inputs (MixUp): it needs dense features "
+                         "or images, not sparse ones")
+    K, n = x_p.shape[0], x_p.shape[1] + x_u.shape[1]
+    x = torch.cat([x_p, x_u], 1)
+    target = torch.cat([torch.ones_like(b.g_p), b.state["pseudo_u"].gather(1, b.index_u).to(s_u.dtype)], 1)
+    draws = [member_rng(b.state, k) for k in range(K)]
+    lam = torch.tensor([r.beta(ALPHA, ALPHA) for r in draws], dtype=s_u.dtype, device=s_u.device)
+    perm = torch.stack([torch.as_tensor(r.permutation(n)) for r in draws]).to(x.device)
+    next_step(b.state)
+    partner = torch.stack([x[k, perm[k]] for k in range(K)])
+    shape = (K, 1) + (1,) * (x.dim() - 2)
+    mixed = lam.to(x.dtype).reshape(shape) * x + (1 - lam.to(x.dtype).reshape(shape)) * partner
+    s_mix = _score(b.forward(mixed))
+    t_b = target.gather(1, perm.to(target.device))
+    bce = lambda t: F.binary_cross_entropy(s_mix, t, reduction="none").mean(-1)   # noqa: E731
+    return (MIXUP * (lam * bce(target) + (1 - lam) * bce(t_b)) + MIX_ENTROPY * entropy(s_mix))
+
+
+def next_epoch(end: EpochEnd) -> None:
+    """From the end of epoch ``select_from − 1``: the second stage, its pseudo-labels first
+    set to U's scores, σ(g) = 1 − e^{−ℓ(−g)} with the logistic ℓ; then the entropy weight."""
+    cfg = end.config
+    if end.epoch < cfg.select_from - 1:
+        return
+    if int(end.state["stage"][0]) == 0:
+        if cfg.selection_loss != "logistic":
+            raise ValueError("Dist-PU reads U's scores from the logistic selection loss: "
+                             "keep selection_loss='logistic'")
+        scores = 1 - torch.exp(-end.u_losses().clamp(min=0.0))
+        end.state["pseudo_u"].copy_(scores.to(end.state["pseudo_u"].dtype))
+        end.state["stage"].fill_(1)
+    t = (end.epoch + 1 - cfg.select_from) / max(1, cfg.epochs - cfg.select_from + 1)
+    end.state["co_entropy"].fill_((1 - math.cos(t * math.pi / 2)) * ENTROPY)
+
+
+def _state(n_u, seeds, device):
+    K = len(seeds)
+    return {**draw_state(seeds, device), "pseudo_u": torch.zeros(K, n_u, device=device),
+            "stage": torch.zeros(K, dtype=torch.int64, device=device),
+            "co_entropy": torch.zeros(K, device=device)}
+
+
+register(Method("distpu", "Dist-PU", "label-distribution alignment, entropy, then MixUp on "
+                "pseudo-labels (Zhao et al., 2022)", color="#17a589", risk=distpu_risk,
+                passes=6, init_state=_state, end_epoch=next_epoch))

@@ -1,0 +1,22 @@
+"""Random draws inside a method's risk (MixUp's μ and partners) that stacked and single runs
+share: member k draws from a generator keyed by its seed and its step count, both kept in
+the method's state — so they are checkpointed and a resumed run draws the same."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+
+def draw_state(seeds, device) -> dict:
+    """``{"seed", "step"}`` (K,) int64 tensors for :attr:`Method.init_state`."""
+    return {"seed": torch.tensor(seeds, dtype=torch.int64, device=device),
+            "step": torch.zeros(len(seeds), dtype=torch.int64, device=device)}
+
+
+def member_rng(state: dict, k: int) -> np.random.Generator:
+    """Member k's generator for this step (call :func:`next_step` once per step)."""
+    return np.random.default_rng([int(state["seed"][k]), int(state["step"][k])])
+
+
+def next_step(state: dict) -> None:
+    state["step"] += 1
