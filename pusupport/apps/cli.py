@@ -14,6 +14,7 @@ from . import own
 from .prior import PriorWarning
 from ..data.datasets import DatasetNotFoundError
 from .saved import load_model
+from ..core.methods import usable_methods
 from ..core.training import train
 
 SIZES = ("small data (U under ten batches): a batch of a tenth of U (at least 16), Adam's rate "
@@ -55,7 +56,8 @@ def parser() -> argparse.ArgumentParser:
     _inputs(train)
     train.add_argument("--out", required=True, help="where the model is saved (model.pt)")
     train.add_argument("--prior", type=float, help="π, the positive fraction of U (default: BBE estimate)")
-    train.add_argument("--method", default="aapu", help="aapu (default), nnpu, upu, …")
+    train.add_argument("--method", default="aapu", metavar="METHOD",
+                       help=f"one of {', '.join(usable_methods())} (default aapu; vpu needs no π)")
     train.add_argument("--epochs", type=_positive_int, help="training epochs (default 50)")
     train.add_argument("--lr", type=float, help="Adam's learning rate (default 1e-4; 1e-3 for small data)")
     train.add_argument("--batch-size", type=_positive_int,
@@ -105,7 +107,9 @@ def _learned_nothing(args, problem: str) -> None:
 
 def cmd_train(args) -> None:
     from ..core.methods import get_method
-    needs_prior = get_method(args.method).needs_prior   # a typo fails before any data are read
+    if args.method not in usable_methods():             # a typo fails before any data are read
+        raise ValueError(f"unknown method {args.method!r}: use one of {usable_methods()}")
+    needs_prior = get_method(args.method).needs_prior
     if args.prior is not None and not needs_prior:
         raise ValueError(f"--method {args.method} never uses π: drop --prior")
     own.check_output(args.out, "--out")        # so do outputs that cannot be written

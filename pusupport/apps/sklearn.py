@@ -20,7 +20,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import own
 from ..core.config import TrainConfig, as_model_config
-from ..core.methods import get_method
+from ..core.methods import get_method, usable_methods
 from ..core.problem import from_arrays
 from ..core.models import predict as model_scores
 from ..core.training import train
@@ -53,6 +53,8 @@ class PUClassifier(ClassifierMixin, BaseEstimator):
         """Train on features ``X`` (n, d) and the PU labels ``y`` (pulearn's s): two
         classes, the larger in sorted order (1 of 0/1, 1 of −1/1, or the later name) marks
         the labelled positives, the other the unlabelled points (U)."""
+        if self.method not in usable_methods():
+            raise ValueError(f"method={self.method!r}: use one of {usable_methods()}")
         X, y = validate_data(self, X, y, dtype=np.float32)
         check_classification_targets(y)
         kind = type_of_target(y, input_name="y", raise_unknown=True)

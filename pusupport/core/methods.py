@@ -74,7 +74,9 @@ class Method:
     (its settings are then checked); ``stacks``: K seeds can share one stacked network;
     ``supervised``: the U slot holds labelled negatives (PN training), so the loop also
     reports the error on the training labels; ``needs_prior``: False for a method that
-    never reads π; ``passes``: forward-pass equivalents one trained row costs (forward +
+    never reads π; ``usable``: False for an ablation or counterfactual, which is not a
+    method to train on one's own data (the command line and PUClassifier refuse it);
+    ``passes``: forward-pass equivalents one trained row costs (forward +
     backward = 3; a second forward pass adds 3).
     """
 
@@ -88,6 +90,7 @@ class Method:
     supervised: bool = False
     passes: int = 3
     needs_prior: bool = True
+    usable: bool = True
     init_state: Callable | None = None
     end_epoch: Callable | None = None
     threshold: Callable | None = None
@@ -140,7 +143,12 @@ register(Method("naive", "S added to P everywhere",
                 "ablation: S added to the labelled positives everywhere", color="#9467bd",
                 risk=lambda b: naive_risk(b.g_p, b.g_u, b.g_s, b.prior, b.config.loss,
                                           b.config.beta, b.config.gamma),
-                selects=True, stacks=False, end_epoch=grow_selection))
+                selects=True, stacks=False, end_epoch=grow_selection, usable=False))
 register(Method("pn", "PN", "supervised risk on ±1 labels (Eq. 1): P = +1, the U slot = −1",
                 color="#17becf", risk=lambda b: pn_risk(b.g_p, b.g_u, b.prior, b.config.loss),
-                supervised=True))
+                supervised=True, usable=False))
+
+
+def usable_methods() -> list[str]:
+    """The methods one can train on one's own PU data (no ablations, counterfactuals or PN)."""
+    return [name for name, m in METHODS.items() if m.usable]

@@ -23,4 +23,5 @@ def grow_from_true_positives(end: EpochEnd) -> None:
 
 register(Method("aapu_oracle", "aaPU, oracle S", "aaPU whose S holds only true positives of U "
                 "(a counterfactual: reads U's labels)", color="#ff9896",
-                risk=get_method("aapu").risk, selects=True, end_epoch=grow_from_true_positives))
+                risk=get_method("aapu").risk, selects=True, end_epoch=grow_from_true_positives,
+                usable=False))
