@@ -87,7 +87,7 @@ def execute(page: dict, book_dir: Path, profile: str, output_dir: Path, data_dir
             raise
         mark_not_run(out, err.evalue, output_dir / (page["page"] + ("_dry_run" if dry_run else "")),
                      profile)
-    finish_page(out, page.get("title"))
+    finish_page(out, page.get("title"), params)
     return time.perf_counter() - start
 
 
@@ -107,7 +107,7 @@ def mark_not_run(path: Path, message: str, results: Path, profile: str) -> None:
     box = (":::{admonition} Not run: data not available\n:class: warning\n\nThis page needs a "
            "data set that is not on "
            "this machine and could not be downloaded. Provide it, then re-run the page (or "
-           "`make book`):\n\n```text\n" + message.strip() + "\n```\n:::")
+           "`make book`):\n\n```text\n" + in_words(message).strip() + "\n```\n:::")
     nb.cells = nb.cells[:failed] + [nbformat.v4.new_markdown_cell(box)]
     nbformat.write(nb, path)
     summary = results / "summary.json"
@@ -121,14 +121,57 @@ def mark_not_run(path: Path, message: str, results: Path, profile: str) -> None:
                                    "methods": {}}, indent=2))
 
 
-def finish_page(path: Path, title: str | None) -> None:
-    """Fold papermill's injected-parameters cell (tag hide-cell) and, for a notebook run
-    once per data set, give the page its own title."""
+def in_words(message: str) -> str:
+    """An error for a reader: no exception names, no paths of the build machine."""
+    message = re.sub(r"\(\w+Error: <urlopen error [^>]*>\)", "(no network connection)", message)
+    message = re.sub(r"\((\w+Error): ([^()]*)\)", r"(\2)", message)
+    return message.replace(f"{ROOT}/", "")
+
+
+def shown_parameters(params: dict) -> dict:
+    """The parameters as a reader would type them to re-run the page: folders relative to
+    the checkout, the build's cluster left out."""
+    shown = {}
+    for name, value in params.items():
+        if name == "runner":
+            continue
+        if name in ("output_dir", "data_dir") and value is not None:
+            folder = Path(value).resolve()
+            value = os.path.relpath(folder, ROOT) if folder.is_relative_to(ROOT) else str(value)
+        shown[name] = value
+    return shown
+
+
+def _literal(value) -> str:
+    return json.dumps(value, ensure_ascii=False) if isinstance(value, str) else repr(value)
+
+
+def _with_value(line: str, shown: dict) -> str:
+    """``name = value  # comment`` with the value shown for ``name``, the comment kept in
+    its column."""
+    m = re.match(r"^(\w+)(\s*=\s*)(.*?)(\s+#.*)?$", line)
+    if not m or m[1] not in shown:
+        return line
+    code = m[1] + m[2] + _literal(shown[m[1]])
+    if not m[4]:
+        return code
+    column = len(line) - len(m[4].lstrip())
+    return code + " " * max(1, column - len(code)) + m[4].lstrip()
+
+
+def finish_page(path: Path, title: str | None, params: dict | None = None) -> None:
+    """Write the values the page ran with into its parameters cell, as a reader would type
+    them (:func:`shown_parameters`), and leave papermill's injected-parameters cell (the
+    build's own paths, which nbval re-runs) out of the rendered page (tag remove-cell); for
+    a notebook run once per data set, give the page its own title."""
     nb = nbformat.read(path, as_version=4)
+    shown = shown_parameters(params or {})
     for cell in nb.cells:
         tags = cell.metadata.setdefault("tags", [])
-        if "injected-parameters" in tags and "hide-cell" not in tags:
-            tags.append("hide-cell")
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            tags.append("remove-cell")
+        if "parameters" in tags:
+            cell.source = "\n".join(_with_value(line, shown) for line in cell.source.splitlines())
     if title:
         first = next(c for c in nb.cells if c.cell_type == "markdown")
         first.source = re.sub(r"^# .*$", f"# {title}", first.source, count=1, flags=re.M)

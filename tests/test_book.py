@@ -73,6 +73,9 @@ def test_page_executed_without_errors(page):
     assert not errors
     injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
     assert injected and "profile = \"smoke\"" in injected[0].source
+    assert "remove-cell" in injected[0].metadata["tags"]             # not in the rendered page
+    shown = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
+    assert re.search(r'^profile = "smoke"', shown.source, re.M)     # the values it ran with
 
 
 #: Pages that write no results of their own, and pages whose data set is not on this
@@ -107,8 +110,39 @@ def test_page_rendered_with_its_figures(page):
         if not src.startswith("data:"):
             assert (html.parent / src).resolve().exists(), src
     assert "cdn.jsdelivr.net/npm/mathjax" not in text and "mathjax/tex-chtml.js" in text
-    cell_classes = re.findall(r'class="([^"]*tag_injected-parameters[^"]*)"', text)
-    assert cell_classes and all("tag_hide-cell" in c for c in cell_classes)   # folded
+    assert "tag_injected-parameters" not in text                 # the build's paths stay out
+
+
+#: What no rendered page may show a reader: the build machine's folders, tracebacks,
+#: exception names or warnings with source paths, and Python reprs.
+RESIDUE = {
+    "a folder of the build machine": "|".join(re.escape(str(p)) for p in (ROOT, Path.home()))
+                                     + r"|/tmp/",
+    "a traceback": r"Traceback \(most recent call last\)",
+    "an exception name": r"\b(URLError|FileNotFoundError|KeyError|ValueError):",
+    "a warning with its source": r"\w+Warning: ",
+    "a dict repr": r"\{'\w+': ",
+    "an object repr": r"<[\w.]+ object at 0x[0-9a-f]+>",
+}
+
+
+def visible_text(html: Path) -> str:
+    text = re.sub(r"<(script|style)[^>]*>.*?</\1>", " ", html.read_text(), flags=re.S)
+    return __import__("html").unescape(re.sub(r"<[^>]+>", " ", text))
+
+
+@book
+@pytest.mark.parametrize("page", [p["page"] for p in PAGES])
+def test_a_rendered_page_shows_no_build_residue(page):
+    html = HTML / "pages" / f"{page}.html"
+    require(html.exists(), f"no rendered page at {html}: run `make test`")
+    text = visible_text(html)
+    for what, pattern in RESIDUE.items():
+        found = re.search(pattern, text)
+        assert not found, f"{page} shows {what}: …{text[max(0, found.start() - 80):found.end() + 80]}…"
+    dataset = next(p for p in PAGES if p["page"] == page)["parameters"].get("dataset")
+    if dataset:                                  # the visible parameters name its own data set
+        assert re.search(rf'dataset\s*=\s*"{dataset}"', text), f"{page}: dataset is not {dataset}"
 
 
 @book

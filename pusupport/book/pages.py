@@ -164,11 +164,11 @@ class Page:
 
     def _where(self) -> str:
         """How the runs run, whether they checkpoint, and where data are read from."""
-        runs = (f"Ray tasks on {self.runner['address']}" if self.runner else "in this kernel, one "
+        runs = ("Ray tasks on the build's cluster" if self.runner else "in this kernel, one "
                 "after the other")
         saved = (f"every run checkpoints under {self.results_dir.name}/checkpoints and resumes"
                  if self.checkpoints else "no checkpoints")
-        data = "" if self.dataset == "synthetic" else f"; data folder: {_short(self.data_dir)}"
+        data = "" if self.dataset == "synthetic" else f"; data folder: {shown_path(self.data_dir)}"
         return f"runs: {runs}; {saved}{data}"
 
     def wall_time(self) -> float:
@@ -186,10 +186,12 @@ class Page:
                             wall_seconds=round(self.wall_time(), 1), **extra)
 
 
-def _short(path: Path) -> str:
-    """``path`` with ``~`` for the home folder (the same wherever the kernel runs: nbval
-    re-runs a page from another folder)."""
+def shown_path(path) -> str:
+    """``path`` as a page shows it: relative to the folder the page runs in (the checkout,
+    for the book), else with ``~`` for the home folder — never a build machine's absolute path."""
     path = Path(path).resolve()
+    if path.is_relative_to(Path.cwd()):
+        return str(path.relative_to(Path.cwd())) or "."
     return str(Path("~") / path.relative_to(Path.home())) if path.is_relative_to(Path.home()) else str(path)
 
 

@@ -40,6 +40,18 @@ def own_data_settings(page: Page) -> dict:
                              if page.checkpoints else None)}
 
 
+def input_line(s: dict) -> str:
+    """What the page trains on, in one line (paths as :func:`~pusupport.book.pages.shown_path`)."""
+    from ..pages import shown_path
+    source = (f"image folder {shown_path(s['image_folder'])}" if s["image_folder"]
+              else f"feature table {shown_path(s['features'])} (label column {s['label_column']!r})")
+    prior = "estimated with BBE" if s["prior"] is None else f"given, {s['prior']}"
+    model = s["model"].name if s["model"] else "the default for the input"
+    size = "" if not s["image_size"] else f"; images resized to {s['image_size']}"
+    return (f"input: {source}; positive classes: {', '.join(s['positive_classes'])}; π: {prior}; "
+            f"model: {model}{size}")
+
+
 def plan(s, profile: str = "paper") -> list[RunSpec]:
     """The example (CIFAR-10 as image files): the P-vs-U classifier behind π, then aaPU, whose
     selection follows from the size of U (:func:`pusupport.apps.own.train_config`)."""

@@ -69,7 +69,7 @@ def estimate_priors(page: Page) -> pd.DataFrame:
     note in its rows (instead of a warning).
     """
     from ...data.files import DatasetNotFoundError
-    from ...apps.prior import estimate_prior
+    from ...apps.prior import PriorWarning, estimate_prior
     rows = []
     specs = [spec for spec in plan(page.settings, page.profile) if spec.estimator]
     for spec in progress(specs, desc="prior estimates"):
@@ -87,7 +87,7 @@ def estimate_priors(page: Page) -> pd.DataFrame:
         x_u = data.x_u[~data.u_in_p] if data.u_in_p.any() else data.x_u
         true_prior = float((data.u_truth[~data.u_in_p] > 0).float().mean())
         with warnings.catch_warnings():                       # the note column carries it
-            warnings.filterwarnings("ignore", "the P-vs-U classifier is degenerate")
+            warnings.simplefilter("ignore", PriorWarning)
             estimates = estimate_prior(data.x_p, x_u, estimator, seed=page.seeds[0], device=page.device)
         for est in estimates.values():
             rows.append({"data set": name, **est.as_dict(), "true prior": true_prior})
