@@ -24,6 +24,7 @@ from .claims import verdict_text
 from .cost import price
 from .experiment import OPT_INT, Experiment, RunSpec
 from .paper import CHECKPOINTS, NOT_IN_PAPER, PAPER, PROFILES
+from .records import shown_path
 from .plots import paired_differences
 from .records import save_results
 from .reference import fingerprint, read_spread
@@ -184,15 +185,6 @@ class Page:
                             n_test=data.n_test or data.n_val or (sizes and sizes.n_test),
                             changes={k: v for k, (v, _) in self.changes().items()},
                             wall_seconds=round(self.wall_time(), 1), **extra)
-
-
-def shown_path(path) -> str:
-    """``path`` as a page shows it: relative to the folder the page runs in (the checkout,
-    for the book), else with ``~`` for the home folder — never a build machine's absolute path."""
-    path = Path(path).resolve()
-    if path.is_relative_to(Path.cwd()):
-        return str(path.relative_to(Path.cwd())) or "."
-    return str(Path("~") / path.relative_to(Path.home())) if path.is_relative_to(Path.home()) else str(path)
 
 
 def _check_type(name, value, expected):

@@ -60,3 +60,12 @@ def summary_table(summary: dict) -> pd.DataFrame:
                      **{k: f"{m[k]['mean']:.4f} ± {m[k]['std']:.4f}"
                         for k in ("test_error", "test_auc")}})
     return pd.DataFrame(rows).set_index("method")
+
+
+def shown_path(path) -> str:
+    """``path`` as a page shows it: relative to the folder the page runs in (the checkout,
+    for the book), else with ``~`` for the home folder — never a build machine's absolute path."""
+    path = Path(path).resolve()
+    if path.is_relative_to(Path.cwd()):
+        return str(path.relative_to(Path.cwd())) or "."
+    return str(Path("~") / path.relative_to(Path.home())) if path.is_relative_to(Path.home()) else str(path)

@@ -41,8 +41,8 @@ def own_data_settings(page: Page) -> dict:
 
 
 def input_line(s: dict) -> str:
-    """What the page trains on, in one line (paths as :func:`~pusupport.book.pages.shown_path`)."""
-    from ..pages import shown_path
+    """What the page trains on, in one line (paths as :func:`~pusupport.book.records.shown_path`)."""
+    from ..records import shown_path
     source = (f"image folder {shown_path(s['image_folder'])}" if s["image_folder"]
               else f"feature table {shown_path(s['features'])} (label column {s['label_column']!r})")
     prior = "estimated with BBE" if s["prior"] is None else f"given, {s['prior']}"
