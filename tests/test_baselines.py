@@ -58,7 +58,7 @@ STACKING = {**CFG, "epochs": 6, "select_from": 3, "n_select": 5}
 
 @pytest.mark.usefixtures("float64")
 @pytest.mark.parametrize("method", ["nnpu_sigmoid", "nnpusb", "vpu", "distpu", "robustpu",
-                                    "aapu_oracle"])
+                                    "aapu_oracle", "negsel"])
 def test_stacked_runs_equal_single_runs(method):
     assert get_method(method).stacks
     together = train_seeds(data, SEEDS, method=method, **STACKING)
@@ -116,6 +116,46 @@ def test_the_oracle_hook_passes_over_the_largest_loss_negatives():
     grow_from_true_positives(EpochEnd(1, cfg, [oracle], {}, lambda: losses))
     plain.update(losses[0], 2, 1)
     assert oracle.indices.tolist() == [1, 3] and plain.indices.tolist() == [0, 1]
+
+
+def softplus(z):
+    return math.log1p(math.exp(z))
+
+
+@pytest.mark.parametrize("g_p, corrected", [([-2.0, -3.0], False), ([3.0, 2.0], True)])
+def test_negative_selection_value_and_gradient_by_hand(g_p, corrected):
+    """π = 0.4, U scores [−2, −3, −1], N = {U's second point, g = −3}: R̂_p = π·mean_P ℓ(g)
+    + ℓ(3)/3 and R̂_n = mean_U ℓ(−g) − π·mean_P ℓ(−g) with ℓ(z) = ln(1 + e^−z). N's
+    gradient is σ(−3)/3 in the plain branch and 0 when the rule corrects (R̂_n < 0)."""
+    from pusupport.core.risks import negative_selection_risk, nnpu_risk
+    g_u = [-2.0, -3.0, -1.0]
+    gp, gu, gn = (torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in (g_p, g_u, [-3.0]))
+    r = negative_selection_risk(gp, gu, gn, 0.4)
+    r_p = 0.4 * sum(softplus(-g) for g in g_p) / 2 + softplus(-3.0) / 3
+    r_n = sum(softplus(g) for g in g_u) / 3 - 0.4 * sum(softplus(g) for g in g_p) / 2
+    assert bool(r.corrected) == corrected == (r_n < 0)
+    assert float(r.positive) == pytest.approx(r_p, abs=1e-12)
+    assert float(r.negative) == pytest.approx(r_n, abs=1e-12)
+    r.objective.backward()
+    expected = 0.0 if corrected else 1 / (1 + math.exp(3.0)) / 3
+    assert gn.grad.tolist() == pytest.approx([expected], abs=1e-12)
+    empty = negative_selection_risk(gp.detach(), gu.detach(), gn.detach()[:0], 0.4)
+    assert float(empty.value) == float(nnpu_risk(gp.detach(), gu.detach(), 0.4).value)
+
+
+def test_negative_selection_takes_the_smallest_scored_losses():
+    """U losses [9, 8, 1, 7, 2, −inf (unscored)]: negative selection takes 2 and 4, never
+    the unscored row; aaPU's hook would take 0 and 1."""
+    from pusupport.core.baselines.negsel import grow_negatives
+    from pusupport.core.config import TrainConfig
+    from pusupport.core.methods import EpochEnd
+    from pusupport.core.selection import SelectedSet
+    losses = torch.tensor([[9.0, 8.0, 1.0, 7.0, 2.0, -math.inf]])
+    cfg = TrainConfig(method="negsel", epochs=3, select_from=1, n_select=2)
+    chosen = SelectedSet(6, true_labels=torch.tensor([1, 1, -1, 1, -1, -1]))
+    grow_negatives(EpochEnd(1, cfg, [chosen], {}, lambda: losses))
+    assert chosen.indices.tolist() == [2, 4] and chosen.purity == 0.0
+    assert [p["loss"] for p in chosen.picks] == [1.0, 2.0]
 
 
 def test_robust_pu_welsch_weight_and_schedule_by_hand():

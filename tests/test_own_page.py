@@ -1,27 +1,35 @@
 """The own-data page, run by papermill on a folder of greyscale digits (smoke profile)."""
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
 
+import torch
 
 from test_own_data import digit_folder
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_page(tmp_path, *params):
+def page_command(tmp_path, *params, profile="smoke", out="out"):
     import jupytext
     import nbformat
     nb = tmp_path / "in.ipynb"
     nbformat.write(jupytext.read(ROOT / "notebooks" / "own_data.md"), nb)
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "TQDM_DISABLE": "1"}
-    return subprocess.run([sys.executable, "-m", "papermill", str(nb), str(tmp_path / "out.ipynb"),
-                           "-k", "python3", "-p", "profile", "smoke", "-p", "device", "cpu",
-                           "-p", "output_dir", str(tmp_path / "out"), "-p", "data_dir",
-                           str(tmp_path / "data"), *params, "--cwd", str(ROOT)],
-                          capture_output=True, text=True, env=env)
+    return [sys.executable, "-m", "papermill", str(nb), str(tmp_path / f"{out}.ipynb"),
+            "-k", "python3", "-p", "profile", profile, "-p", "device", "cpu",
+            "-p", "output_dir", str(tmp_path / out), "-p", "data_dir",
+            str(tmp_path / "data"), *params, "--cwd", str(ROOT)]
+
+
+ENV = {**os.environ, "OMP_NUM_THREADS": "1", "TQDM_DISABLE": "1"}
+
+
+def run_page(tmp_path, *params, **where):
+    return subprocess.run(page_command(tmp_path, *params, **where), capture_output=True, text=True,
+                          env=ENV)
 
 
 def test_the_page_runs_on_a_digit_folder(tmp_path):
@@ -52,3 +60,59 @@ def test_the_page_runs_on_a_feature_table_with_a_given_prior(tmp_path):
     assert run.returncode == 0, run.stderr[-3000:]
     summary = json.loads((tmp_path / "out" / "own_data" / "summary.json").read_text())
     assert summary["status"] == "run" and summary["prior"] == 0.33 and summary["prior_estimate"] is None
+
+
+def kill_page(proc):
+    """SIGKILL papermill and its kernel: the kernel runs in a session of its own, so
+    killing papermill's group alone leaves it training (and checkpointing) for a while."""
+    import psutil
+    papermill = psutil.Process(proc.pid)
+    for child in papermill.children(recursive=True):
+        child.kill()
+    papermill.kill()
+    proc.wait()
+
+
+def cell_text(notebook: Path) -> str:
+    import nbformat
+    nb = nbformat.read(notebook, as_version=4)
+    return "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
+                     for o in c.get("outputs", []))
+
+
+def test_the_page_at_paper_resumes_a_killed_run_to_the_same_model(tmp_path):
+    """At `paper` the page checkpoints its aaPU run; killed after its first checkpoint
+    (kernel and all), the same command resumes it from that checkpoint, says so, and
+    saves the model an uninterrupted page saves."""
+    import time
+    import numpy as np
+    import pandas as pd
+    from pusupport.apps.saved import load_model
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 6000)
+    pd.DataFrame(rng.normal(y[:, None], 1.0, (6000, 20)), columns=[f"f{i}" for i in range(20)]).assign(
+        label=y).to_csv(tmp_path / "t.csv", index=False)
+    params = ("-p", "features", str(tmp_path / "t.csv"), "-y", "positive_classes: [1]",
+              "-p", "prior", "0.4")
+    proc = subprocess.Popen(page_command(tmp_path, *params, profile="paper"), env=ENV,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    checkpoints = tmp_path / "out" / "own_data" / "checkpoints"
+    deadline = time.time() + 300
+    while not list(checkpoints.glob("*.pt")) and time.time() < deadline and proc.poll() is None:
+        time.sleep(0.01)
+    kill_page(proc)
+    assert proc.returncode == -signal.SIGKILL, "the page finished before it could be killed"
+    assert not (tmp_path / "out" / "own_data" / "model.pt").exists()
+    [saved] = checkpoints.glob("*.pt")
+    epoch = torch.load(saved, weights_only=False)["epoch"]
+    time.sleep(2)                                   # nothing is left running to move it on
+    assert torch.load(saved, weights_only=False)["epoch"] == epoch
+    again = run_page(tmp_path, *params, profile="paper")
+    assert again.returncode == 0, again.stderr[-3000:]
+    said = cell_text(tmp_path / "out.ipynb")
+    assert f"resumed from epoch {epoch} of 50" in said, said[-3000:]
+    straight = run_page(tmp_path, *params, profile="paper", out="straight")
+    assert straight.returncode == 0, straight.stderr[-3000:]
+    a = load_model(tmp_path / "out" / "own_data" / "model.pt").model.state_dict()
+    b = load_model(tmp_path / "straight" / "own_data" / "model.pt").model.state_dict()
+    assert all(torch.equal(a[k], b[k]) for k in a)

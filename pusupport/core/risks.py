@@ -155,3 +155,22 @@ def naive_risk(g_p, g_u, g_s, prior: float, loss: str = "logistic",
     """
     return nnpu_risk(torch.cat([g_p, g_s], -1), g_u, prior, loss, beta, gamma)
 
+
+
+def negative_selection_risk(g_p, g_u, g_n, prior: float, loss: str = "logistic",
+                            beta: float = 0.0, gamma: float = 1.0, n_mask=None) -> Risk:
+    """The counterpart of aaPU that the paper's title argues against: a selected set N ⊂ U
+    of confident negatives counted again as negatives, at a U point's weight.
+
+    R̂ = π·mean_P ℓ(g) + (1/n_u)·Σ_{x∈N} ℓ(−g(x)) + max(0, mean_U ℓ(−g) − π·mean_P ℓ(−g)),
+    under Kiryo et al.'s rule. As S in aaPU, N stays inside U and stays out of the
+    correction term; 1/n_u is the weight a negative of U carries in R̂_n, as π/n_p is a
+    labelled positive's in R̂_p. Mini-batch estimator: the batch's N over its U count.
+    With N empty this is exactly nnPU.
+    """
+    prior, ell = check_prior(prior), get_loss(loss)
+    _check_scores(g_p, g_u)
+    n_loss = ell(-g_n) if n_mask is None else ell(-g_n) * n_mask
+    positive = prior * ell(g_p).mean(-1) + n_loss.sum(-1) / g_u.shape[-1]
+    negative = _negative_risk(g_p, g_u, prior, ell)
+    return _non_negative(positive, negative, beta, gamma)

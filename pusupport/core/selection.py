@@ -43,7 +43,7 @@ def top_losses(losses: torch.Tensor, n_select: int, eligible: torch.Tensor) -> t
 
 
 class SelectedSet:
-    """The growing set S ⊂ U of points used as extra positives.
+    """The growing set S ⊂ U: extra positives in aaPU (extra negatives in negative selection).
 
     ``labeled``: mask over U of points that are labelled P (line 8 excludes them).
     ``allow_repick``: the paper's literal rule (True) picks the top ``n_select``
@@ -79,13 +79,16 @@ class SelectedSet:
         return float((self.true_labels[self.mask] > 0).float().mean())
 
     def update(self, losses: torch.Tensor, n_select: int, epoch: int,
-               among: torch.Tensor | None = None) -> torch.Tensor:
-        """S ← S ∪ top-``n_select``(losses) (only ``among`` U's points, a mask, if given);
-        returns the indices picked this epoch."""
+               among: torch.Tensor | None = None, smallest: bool = False) -> torch.Tensor:
+        """S ← S ∪ top-``n_select``(losses) (only ``among`` U's points, a mask, if given;
+        the ``smallest`` losses instead of the largest: negative selection); returns the
+        indices picked this epoch. Unscored rows (loss −inf) are never picked."""
         eligible = ~self.labeled if self.allow_repick else ~(self.labeled | self.mask)
         if among is not None:
             eligible = eligible & among
-        picked = top_losses(losses, n_select, eligible)
+        if smallest:
+            eligible = eligible & torch.isfinite(losses)
+        picked = top_losses(-losses if smallest else losses, n_select, eligible)
         new = ~self.mask[picked]
         self.mask[picked] = True
         truth = (self.true_labels[picked].tolist() if self.true_labels is not None

@@ -1,0 +1,27 @@
+"""Negative selection — a counterfactual of the paper's (§1, §3): the classical
+sample-selection approach, turned round. From ``select_from`` on, each epoch the
+``n_select`` smallest-loss U points (the most confidently negative) join a set N for good,
+and N counts again as negatives (:func:`~pusupport.core.risks.negative_selection_risk`).
+Everything else is aaPU's: the selection machinery, the schedule, the logistic nnPU risk.
+"""
+from __future__ import annotations
+
+from ..methods import EpochEnd, Method, register
+from ..risks import negative_selection_risk
+
+
+def grow_negatives(end: EpochEnd) -> None:
+    """aaPU's hook with the smallest losses instead of the largest."""
+    cfg = end.config
+    if cfg.selects_at(end.epoch):
+        losses = end.u_losses()
+        for k, selected in enumerate(end.selected):
+            selected.update(losses[k], cfg.n_select, end.epoch, smallest=True)
+
+
+register(Method("negsel", "Negative selection", "nnPU plus a growing set of the smallest-loss U "
+                "points counted again as negatives (the counterpart the paper argues against)",
+                color="#bcbd22",
+                risk=lambda b: negative_selection_risk(b.g_p, b.g_u, b.g_s, b.prior, b.config.loss,
+                                                       b.config.beta, b.config.gamma, b.s_mask),
+                selects=True, end_epoch=grow_negatives, usable=False))
