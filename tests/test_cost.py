@@ -2,12 +2,15 @@
 README's cost table is the one the code computes."""
 from pathlib import Path
 
+import pytest
+
 from pusupport.core.config import ModelConfig, TrainConfig
 from pusupport.book.cost import Data, Run, forward_flops, markdown, price, run_flops, run_memory
 from dataclasses import replace
 
 from pusupport.book.experiment import Experiment, RunSpec
-from pusupport.book.registry import cost_table, get
+from pusupport.book.experiments.standing import COMPARED
+from pusupport.book.registry import cost_table, get, method_cost_table
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -78,7 +81,15 @@ def test_peak_memory_adam_state_on_a_tiny_model():
     assert run_memory(stacked) == 3 * (weights + activations + held)
 
 
-def test_readme_cost_table_is_current():
-    table = markdown(cost_table())
+@pytest.mark.parametrize("make", [cost_table, method_cost_table])
+def test_readme_cost_tables_are_current(make):
+    table = markdown(make())
     assert table in (ROOT / "README.md").read_text(), \
         f"README's cost table is stale: paste `python -m pusupport.book.registry`:\n{table}"
+
+
+def test_the_method_table_prices_every_method_on_every_data_set():
+    table = method_cost_table().set_index("method")
+    assert set(table.index) == {"aapu", *COMPARED}
+    assert (table.loc[["vpu", "distpu"], "20news"] == "—").all()
+    assert (table.drop(columns="20news") != "—").all().all()

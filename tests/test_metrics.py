@@ -3,9 +3,9 @@ import math
 
 import pytest
 import torch
-from sklearn.metrics import roc_auc_score
+from sklearn.metrics import average_precision_score, roc_auc_score
 
-from pusupport.core.metrics import roc_auc, zero_one_error
+from pusupport.core.metrics import average_precision, roc_auc, zero_one_error
 
 
 def test_auc_matches_scikit_learn_with_ties():
@@ -40,3 +40,20 @@ def test_auc_treats_label_zero_as_negative():
     labels = torch.tensor([1, 0, 0, 1, 1])
     assert roc_auc_score(labels, scores) == pytest.approx(5 / 6)
     assert float(roc_auc(scores, labels)) == pytest.approx(5 / 6, abs=1e-15)
+
+
+def test_average_precision_matches_scikit_learn_with_ties():
+    gen = torch.Generator().manual_seed(1)
+    labels = torch.where(torch.rand(500, generator=gen) < 0.3, 1, -1)
+    scores = torch.randint(0, 20, (500,), generator=gen).float() + 0.5 * labels   # many ties
+    assert math.isclose(float(average_precision(scores, labels)),
+                        average_precision_score(labels > 0, scores), rel_tol=1e-12)
+
+
+def test_average_precision_by_hand():
+    """Scores 4 > 3 > 2 > 1 with labels +, −, +, −: precisions 1 and 2/3 at recalls ½ and 1,
+    AP = ½·1 + ½·⅔ = ⅚; all tied: the positive fraction; no positive: NaN."""
+    labels = torch.tensor([1, -1, 1, -1])
+    assert float(average_precision(torch.tensor([4.0, 3.0, 2.0, 1.0]), labels)) == pytest.approx(5 / 6)
+    assert float(average_precision(torch.ones(4), labels)) == 0.5
+    assert math.isnan(float(average_precision(torch.tensor([1.0, 2.0]), torch.tensor([-1, -1]))))

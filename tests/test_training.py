@@ -39,7 +39,7 @@ def test_history_is_tidy_and_selection_follows_schedule(data):
     h = train(data, method="aapu", **FAST).history
     assert list(h.columns) == ["method", "seed", "epoch", "lr", "risk", "risk_positive",
                                "risk_negative", "corrected_fraction", "test_error", "test_auc",
-                               "n_selected", "purity", "wall_time"]
+                               "test_ap", "n_selected", "purity", "wall_time"]
     assert h.epoch.tolist() == list(range(1, 7))
     assert h.n_selected.tolist()[:2] == [0, 0]            # nothing before select_from
     sizes = h.n_selected.tolist()
@@ -48,13 +48,14 @@ def test_history_is_tidy_and_selection_follows_schedule(data):
 
 
 def test_reported_test_metrics_are_those_of_the_returned_model(data):
-    from sklearn.metrics import roc_auc_score
+    from sklearn.metrics import average_precision_score, roc_auc_score
     from pusupport.core.models import predict
     r = train(data, method="aapu", **FAST)
     g = predict(r.model, data.x_test, amp=resolve(r.config).bf16)      # the run's precision
     last = r.history.iloc[-1]
     assert last.test_error == pytest.approx(float(((g > 0) != (data.y_test > 0)).double().mean()))
     assert last.test_auc == pytest.approx(roc_auc_score(data.y_test.numpy(), g.numpy()))
+    assert last.test_ap == pytest.approx(average_precision_score(data.y_test.numpy() > 0, g.numpy()))
     assert last.test_error < 0.45                       # it learned something in six epochs
 
 

@@ -33,6 +33,9 @@ from .runs import run_plan
 
 #: Settings that do not change a run's numbers (where it runs, what it saves).
 NOT_RESULTS = {"train.device", "train.checkpoint_dir", "train.checkpoint_every", "train.progress"}
+#: Settings added after results were committed: left out of a fingerprint while unset
+#: (None), so that adding one leaves every committed result current.
+ADDED_LATER = {"page.compared"}
 
 
 @dataclass
@@ -108,15 +111,18 @@ class Page:
 
     def fingerprint(self) -> str:
         """The settings' fingerprint: data set, every setting that shapes a result, seeds."""
-        flat = {k: v for k, v in self.settings.flat().items() if k not in NOT_RESULTS}
+        flat = {k: v for k, v in self.settings.flat().items()
+                if k not in NOT_RESULTS and not (k in ADDED_LATER and v is None)}
         return fingerprint({"page": self.name, "dataset": self.dataset, "seeds": self.seeds,
                             "settings": flat})
 
     def describe(self) -> str:
         """Which profile ran, and every setting it changed from the paper."""
         where = f" on {self.dataset}" if self.dataset else ""
+        elsewhere = self.dataset is None and self.plan() and all(r.dataset for r in self.plan())
+        seeds = "each data set's page's" if elsewhere else self.seeds
         lines = [f"page '{self.page}'{where} — profile '{self.profile}' on {self.device}, "
-                 f"seeds {self.seeds}"]
+                 f"seeds {seeds}"]
         if self.settings.train.dry_run:
             specs = self.plan()           # a run that selects, if the plan has one
             run = next((r for r in specs if get_method(r.method).selects), specs[0] if specs else None)
@@ -175,14 +181,18 @@ class Page:
     def wall_time(self) -> float:
         return time.perf_counter() - self.started
 
+    @property
+    def n_test(self) -> int | None:
+        """The number of test (or validation) points each run is judged on."""
+        data, sizes = self.settings.data, SIZES.get(self.dataset)
+        return data.n_test or data.n_val or (sizes and sizes.n_test)
+
     def save(self, history: pd.DataFrame, name: str | None = None, **extra) -> dict:
         """Write history.csv and summary.json under ``output_dir/<page>`` (or ``/name``)."""
         out = self.results_dir if name is None else self.results_dir / name
-        data, sizes = self.settings.data, SIZES.get(self.dataset)
         return save_results(history, out, page=self.page, dataset=self.dataset,
                             profile=self.profile, device=self.device, seeds=self.seeds,
-                            fingerprint=self.fingerprint(),
-                            n_test=data.n_test or data.n_val or (sizes and sizes.n_test),
+                            fingerprint=self.fingerprint(), n_test=self.n_test,
                             changes={k: v for k, (v, _) in self.changes().items()},
                             wall_seconds=round(self.wall_time(), 1), **extra)
 
@@ -256,3 +266,22 @@ def resolve_page(name: str, **given) -> Page:
     return Page(experiment, folder, dataset, profile, str(resolve_device(given["device"])), seeds,
                 Path(given["output_dir"]), data_root(given["data_dir"]), settings, paper,
                 checkpoints, given["runner"], params)
+
+
+def comparison_page(page: Page, dataset: str, seeds: list | None = None) -> Page:
+    """The page that judges aaPU against nnPU on ``dataset`` (its claim of the §4 family),
+    at ``page``'s profile, device, folders and runner, on ``seeds`` (None: its profile's):
+    the same settings and seeds, so its runs are read from the run store, not trained again."""
+    from .experiments.synthetic import AAPU_VS_NNPU
+    pages = {c.dataset or e.dataset: e for e in registry.all_experiments().values()
+             for c in e.claims if c.family == AAPU_VS_NNPU}
+    if dataset not in pages:
+        raise ValueError(f"no page compares aaPU with nnPU on {dataset!r}: use one of {sorted(pages)}")
+    experiment = pages[dataset]
+    given = {**{k: None for k in experiment.parameters}, "profile": page.profile,
+             "device": page.device, "seeds": seeds, "data_dir": str(page.data_dir),
+             "output_dir": str(page.output_dir), "dry_run": page.settings.train.dry_run,
+             "checkpoints": page.checkpoints, "runner": page.runner}
+    if "dataset" in experiment.parameters:
+        given["dataset"] = dataset
+    return resolve_page(experiment.name, **given)

@@ -276,3 +276,39 @@ def book_evidence(output_dir, profile: str = "cpu"):
     results under ``output_dir`` (the summary page's small multiples)."""
     from .registry import book_claims, judged
     return paired_differences(judged(output_dir, book_claims(), profile), columns=2)
+
+
+def forest(table: pd.DataFrame, metrics: dict, outcomes: dict):
+    """One forest plot per data set (rows) and metric (columns): each method's mean
+    difference method − aaPU over paired seeds with the interval it was judged on, coloured
+    by ``outcomes`` ({outcome: colour}), zero (dashed) and each row's ±Δ (grey). ``table``:
+    rows of (dataset, method, metric, difference, low, high, Δ, outcome, usable), † marking
+    a counterfactual."""
+    datasets = list(dict.fromkeys(table.dataset))
+    fig, axes = plt.subplots(len(datasets), len(metrics), squeeze=False,
+                             figsize=(4.2 * len(metrics), 0.42 * table.method.nunique() * len(datasets) + 1.6))
+    for row, dataset in zip(axes, datasets):
+        for ax, (metric, name) in zip(row, metrics.items()):
+            part = table[(table.dataset == dataset) & (table.metric == metric)].reset_index(drop=True)
+            y = list(range(len(part)))[::-1]
+            for yi, r in zip(y, part.itertuples()):
+                ax.add_patch(plt.Rectangle((-r.Δ, yi - 0.3), 2 * r.Δ, 0.6, color="0.9", zorder=0, lw=0))
+                c = outcomes.get(r.outcome, "0.45")
+                if r.high > r.low:
+                    ax.hlines(yi, r.low, r.high, color=c, lw=2.5, zorder=2)
+                ax.scatter([r.difference], [yi], color=c, s=36, marker="D", zorder=3)
+            ax.axvline(0, color="0.3", lw=1, ls="--")
+            ax.set_yticks(y, [legend_name(m) + ("" if u else " †") for m, u in zip(part.method, part.usable)],
+                          fontsize=8)
+            ax.set_ylim(-0.7, len(part) - 0.3)
+            ax.tick_params(axis="x", labelsize=8)
+            ax.set_title(f"{dataset}: {name}", fontsize=9)
+            if ax is not row[0]:
+                ax.set_yticklabels([])
+    for ax, (metric, name) in zip(axes[-1], metrics.items()):
+        better = "> 0" if metric == "test_error" else "< 0"
+        ax.set_xlabel(f"method − aaPU ({better}: aaPU better)", fontsize=8)
+    handles = [plt.Line2D([], [], color=c, marker="D", lw=2.5, label=o) for o, c in outcomes.items()]
+    fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    return fig

@@ -25,19 +25,29 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 #: History columns that name a setting within one page (e.g. the prior page's π given):
 #: its runs are summarised per method and setting, "aapu (×0.8)".
-SETTING_COLUMNS = ("prior_label",)
+SETTING_COLUMNS = ("prior_label", "dataset")
 
 
-def summarize(history: pd.DataFrame, metrics=("test_error", "test_auc")) -> dict:
+#: The final-epoch metrics a summary keeps (those a history has): the error at the method's
+#: threshold, and two that need none.
+METRICS = ("test_error", "test_auc", "test_ap")
+
+
+def summarize(history: pd.DataFrame, metrics=METRICS) -> dict:
     """Final-epoch metrics per method (and setting): mean, std over seeds (ddof=1) and
-    number of seeds."""
-    last = history[history.epoch == history.epoch.max()]
-    keys = ["method", *(c for c in SETTING_COLUMNS if c in last)]
+    number of seeds; a metric the history lacks (an older run's AP) is left out."""
+    if history.empty:
+        return {}
+    settings = [c for c in SETTING_COLUMNS if c in history]
+    keys = ["method", *settings]
+    last_epoch = (history.groupby(settings, sort=False, dropna=False).epoch.transform("max")
+                  if settings else history.epoch.max())     # a data set's own epochs
+    last = history[history.epoch == last_epoch]
     out = {}
     for key, rows in last.groupby(keys, sort=False):
         name = key[0] + "".join(f" ({v})" for v in key[1:])
         out[name] = {"n_seeds": int(rows.seed.nunique()), "epochs": int(rows.epoch.max())}
-        for m in metrics:
+        for m in (m for m in metrics if m in rows):
             out[name][m] = {"mean": float(rows[m].mean()),
                             "std": float(rows[m].std(ddof=1)) if len(rows) > 1 else 0.0}
     return out
@@ -53,12 +63,11 @@ def save_results(history: pd.DataFrame, out_dir, **meta) -> dict:
 
 
 def summary_table(summary: dict) -> pd.DataFrame:
-    """Final test error and AUC per method as 'mean ± std' strings, for display."""
+    """Final test error, AUC and AP per method as 'mean ± std' strings, for display."""
     rows = []
     for method, m in summary["methods"].items():
         rows.append({"method": method, "seeds": m["n_seeds"], "epochs": m["epochs"],
-                     **{k: f"{m[k]['mean']:.4f} ± {m[k]['std']:.4f}"
-                        for k in ("test_error", "test_auc")}})
+                     **{k: f"{m[k]['mean']:.4f} ± {m[k]['std']:.4f}" for k in METRICS if k in m}})
     return pd.DataFrame(rows).set_index("method")
 
 

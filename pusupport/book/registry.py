@@ -108,5 +108,17 @@ def cost_table() -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-if __name__ == "__main__":          # the README's cost table
-    print(markdown(cost_table()))
+def method_cost_table(name: str = "standing") -> pd.DataFrame:
+    """GPU time at ``paper`` of each method of page ``name``'s plan on each of its data sets
+    (all seeds), "—" where the plan leaves the pair out."""
+    experiment = get(name)
+    specs = experiment.plan(experiment.resolve(experiment.dataset, "paper")[1])
+    times = {(s.method, s.dataset): price([run]).seconds for s, run in zip(specs, experiment.runs())}
+    datasets = list(dict.fromkeys(d for _, d in times))
+    return pd.DataFrame([{"method": m, **{d: _duration(times[m, d]) if (m, d) in times else "—"
+                                         for d in datasets}}
+                         for m in dict.fromkeys(m for m, _ in times)])
+
+
+if __name__ == "__main__":          # the README's cost tables
+    print(markdown(cost_table()) + "\n\n" + markdown(method_cost_table()))

@@ -26,7 +26,7 @@ from .records import atomic_write_text
 #: the seed (the key lists the seeds), and how often it is evaluated (checked apart).
 NOT_IN_KEY = ("progress", "checkpoint_dir", "checkpoint_every", "device", "seed", "eval_every")
 #: History columns that exist only at evaluated epochs.
-EVALUATED = ("test_error", "test_auc", "train_error")
+EVALUATED = ("test_error", "test_auc", "test_ap", "train_error")
 
 
 def _checksum(*tensors) -> str:

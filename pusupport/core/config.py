@@ -222,6 +222,7 @@ class PageConfig:
     select_from_grid: list | None = None  # discussion: first selection epochs tried
     selection_ks: list | None = None     # biased selection: sizes of the plotted selections
     prior_factors: list | None = None    # prior page: π used = true π × factor
+    compared: dict | None = None         # where aaPU stands: data set → methods run beside aaPU
 
     def __post_init__(self):
         _need(_is_int(self.n_seeds, 1), f"n_seeds must be an int >= 1, got {self.n_seeds!r}")

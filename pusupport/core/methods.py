@@ -76,6 +76,7 @@ class Method:
     reports the error on the training labels; ``needs_prior``: False for a method that
     never reads π; ``usable``: False for an ablation or counterfactual, which is not a
     method to train on one's own data (the command line and PUClassifier refuse it);
+    ``mixes_inputs``: MixUp mixes its input rows, so it needs dense rows (not sparse ones);
     ``passes``: forward-pass equivalents one trained row costs (forward +
     backward = 3; a second forward pass adds 3).
     """
@@ -91,6 +92,7 @@ class Method:
     passes: int = 3
     needs_prior: bool = True
     usable: bool = True
+    mixes_inputs: bool = False
     init_state: Callable | None = None
     end_epoch: Callable | None = None
     threshold: Callable | None = None

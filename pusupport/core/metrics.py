@@ -22,3 +22,20 @@ def roc_auc(scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     mean_rank = upper - (counts.double() - 1) / 2            # 1-based average rank of each value
     rank_sum = mean_rank[inverse][positive].sum()
     return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+
+
+def average_precision(scores: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Average precision of 1-D ``scores`` for ±1 ``labels``: Σ (R_k − R_{k−1})·P_k over
+    the distinct score thresholds, highest first (tied scores enter together).
+
+    Equals scikit-learn's ``average_precision_score``; NaN when no point is positive.
+    """
+    order = torch.argsort(scores, descending=True, stable=True)
+    ordered, positive = scores[order], (labels[order] > 0).double()
+    true_pos, false_pos = positive.cumsum(0), (1 - positive).cumsum(0)
+    last = torch.ones_like(ordered, dtype=torch.bool)          # the end of each tie group
+    last[:-1] = ordered[1:] != ordered[:-1]
+    true_pos, false_pos = true_pos[last], false_pos[last]
+    recall = true_pos / true_pos[-1]
+    gained = torch.diff(recall, prepend=recall.new_zeros(1))
+    return (gained * true_pos / (true_pos + false_pos)).sum()

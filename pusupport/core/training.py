@@ -20,7 +20,7 @@ from .config import DRY_RUN_ROWS, TrainConfig, merge
 from .problem import PUData
 from .members import SingleModel, StackedModels
 from .methods import Batch, EpochEnd, get_method
-from .metrics import roc_auc, zero_one_error
+from .metrics import average_precision, roc_auc, zero_one_error
 from .models import full_precision
 from .progress import progress
 from .runtime import resolve, resolve_device
@@ -99,7 +99,8 @@ def train_seeds(make_data, seeds, config: TrainConfig | None = None, **overrides
 def _epoch_row(cfg, seed, epoch, lr, means, metrics, selected, train_error) -> dict:
     row = {"method": cfg.method, "seed": seed, "epoch": epoch, "lr": lr,
            "risk": means[0], "risk_positive": means[1], "risk_negative": means[2],
-           "corrected_fraction": means[3], "test_error": metrics[0], "test_auc": metrics[1]}
+           "corrected_fraction": means[3], "test_error": metrics[0], "test_auc": metrics[1],
+           "test_ap": metrics[2]}
     if train_error is not None:
         row["train_error"] = train_error
     return {**row, "n_selected": len(selected), "purity": selected.purity}
@@ -116,13 +117,15 @@ def thresholds(method, members, prior, batch_size: int, amp: bool, rows: int | N
 
 def test_metrics(members, y_test: torch.Tensor, batch_size: int, amp: bool,
                  rows: int | None = None, threshold=None) -> list:
-    """[test error, test AUC] of each member (eval mode, ``batch_size`` rows at a time) on
-    the test set or its first ``rows``; the error counts g > ``threshold`` (K,) as positive."""
+    """[test error, test ROC AUC, test average precision] of each member (eval mode,
+    ``batch_size`` rows at a time) on the test set or its first ``rows``; the error counts
+    g > ``threshold`` (K,) as positive (AUC and AP do not depend on a threshold)."""
     g_test = members.scores("x_test", batch_size, amp, rows)
     y_test = y_test[:, :g_test.shape[1]]
     decided = g_test if threshold is None else g_test - threshold[:, None]
-    return torch.stack([zero_one_error(decided, y_test), torch.stack(
-        [roc_auc(g_test[k], y_test[k]) for k in range(len(g_test))])], 1).tolist()
+    ranked = [torch.stack([metric(g_test[k], y_test[k]) for k in range(len(g_test))])
+              for metric in (roc_auc, average_precision)]
+    return torch.stack([zero_one_error(decided, y_test), *ranked], 1).tolist()
 
 
 def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) -> list[RunResult]:
@@ -190,7 +193,7 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
                 raise FloatingPointError(
                     f"seed {seed}: the {cfg.method} risk became {m[0]} at epoch {epoch}: training "
                     "diverged — lower the learning rate or check the inputs for NaN")
-        metrics, train_errors = [[math.nan, math.nan]] * K, [None] * K
+        metrics, train_errors = [[math.nan] * 3] * K, [None] * K
         if cfg.evaluates_at(epoch) and n_test > 0:
             metrics = test_metrics(members, y_test, cfg.eval_batch_size, amp, rows_scored,
                                    thresholds(method, members, members.prior,

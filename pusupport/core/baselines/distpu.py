@@ -105,4 +105,4 @@ def _state(n_u, seeds, device):
 
 register(Method("distpu", "Dist-PU", "label-distribution alignment, entropy, then MixUp on "
                 "pseudo-labels (Zhao et al., 2022)", color="#17a589", risk=distpu_risk,
-                passes=6, init_state=_state, end_epoch=next_epoch))
+                passes=6, mixes_inputs=True, init_state=_state, end_epoch=next_epoch))

@@ -71,6 +71,6 @@ def half_max_threshold(g_p: torch.Tensor, g_u: torch.Tensor, prior=None) -> torc
 
 
 register(Method("vpu", "VPU", "variational PU, no class prior (Chen et al., 2020)",
-                color="#e377c2", risk=vpu_risk, passes=6, needs_prior=False,
+                color="#e377c2", risk=vpu_risk, passes=6, mixes_inputs=True, needs_prior=False,
                 init_state=lambda n_u, seeds, device: draw_state(seeds, device),
                 threshold=half_max_threshold))

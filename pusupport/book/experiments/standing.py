@@ -1,0 +1,271 @@
+"""Beyond the paper: where aaPU stands among the PU methods people use today, each trained
+beside aaPU on a comparison page's data, seeds, model and schedule, judged paired by seed
+on test error, ROC AUC and average precision."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pandas as pd
+
+from ...core.baselines import distpu, robustpu, vpu
+from ...core.methods import get_method
+from ...data.datasets import SIZES
+from ..claims import floor_for
+from ..experiment import Experiment, RunSpec
+from ..verdicts import (CONTRADICTED, MIN_SEEDS, REPRODUCED, RULED_OUT, Margin, judge,
+                        judge_jointly, paired_difference)
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..pages import Page
+
+#: The methods run beside aaPU: the paper's baseline, today's methods, then the paper's two
+#: counterfactuals (not methods one can use: they stand apart in the verdicts).
+COMPARED = ("nnpu", "nnpu_sigmoid", "nnpusb", "vpu", "distpu", "robustpu", "negsel", "aapu_oracle")
+#: The data sets, each at its comparison page's settings.
+DATASETS = ("synthetic", "fashion_mnist", "20news", "cifar10")
+#: What each profile leaves out of the `paper` plan, and why. `cpu`: what this machine's
+#: budget takes — every method on the synthetic task (the paper's own settings; a stacked
+#: MLP), on the real data the two that train exactly as nnPU does. `smoke`: the plumbing,
+#: every method but on CIFAR-10 (whose every method the `paper` dry run covers).
+LEFT_OUT = {
+    "cpu": ({"synthetic": list(COMPARED), "fashion_mnist": ["nnpu", "nnpu_sigmoid", "nnpusb"],
+             "20news": ["nnpu", "nnpu_sigmoid", "nnpusb"], "cifar10": ["nnpu", "nnpusb"]},
+            "on a 2-core CPU one more method on a real data set costs about as much as its "
+            "comparison page (6–15 minutes); at `cpu` the real data get nnPU with the sigmoid "
+            "loss and nnPUSB, which train exactly as nnPU does and ask the two questions the "
+            "book's pages raise: Kiryo et al.'s default loss, and whether aaPU's gain is a "
+            "shifted threshold. The `paper` profile plans every method on every data set"),
+    "smoke": ({**{d: list(COMPARED) for d in DATASETS}, "cifar10": ["nnpu", "nnpusb"]},
+              "the smoke profile checks the plumbing; the `paper` dry run in the tests runs "
+              "every method on CIFAR-10")}
+#: The metrics compared; each is oriented so that a negative difference favours aaPU.
+METRICS = {"test_error": "test error", "test_auc": "ROC AUC", "test_ap": "average precision"}
+HIGHER_IS_BETTER = {"test_auc", "test_ap"}
+#: Δ: a tenth of the compared method's shortfall (its error, or 1 − its AUC / AP), as for the
+#: paper's claims, never below 3 test points.
+MARGIN = Margin()
+WIN, LOSE, TIE, OPEN = "aaPU better", "aaPU worse", "tie (within ±Δ)", "undecided"
+
+
+def mixes_on_sparse(method: str, dataset: str) -> bool:
+    """Whether ``method`` mixes input rows (MixUp) and ``dataset``'s rows are sparse."""
+    return get_method(method).mixes_inputs and SIZES[dataset].words is not None
+
+
+def plan(s) -> list[RunSpec]:
+    """aaPU and the methods compared on each data set (one group each); a method that mixes
+    inputs is left out where the rows are sparse (:func:`not_run` says so)."""
+    return [RunSpec(m, m, group=d, dataset=d) for d, methods in s.page.compared.items()
+            for m in ["aapu", *methods] if not mixes_on_sparse(m, d)]
+
+
+def datasets_table(pages: dict) -> pd.DataFrame:
+    """Where each data set's runs come from: its page, seeds, epochs, network and the
+    fingerprint of its settings (the same as that page's)."""
+    return pd.DataFrame([{"data set": d, "settings of the page": p.name, "seeds": len(p.seeds),
+                          "epochs": p.settings.train.epochs, "network": p.settings.model.name,
+                          "fingerprint": p.fingerprint()} for d, p in pages.items()]
+                        ).set_index("data set")
+
+
+def not_run_text(s, profile: str) -> str:
+    """Markdown: what ``profile`` (settings ``s``) leaves out of the `paper` plan, and why."""
+    left = not_run(s, profile)
+    return ("Every method ran on every data set." if not left else
+            "**Not run here:**\n\n" + "\n".join(f"- {line}" for line in left))
+
+
+def outcome_colors() -> dict:
+    """A colour per outcome: green aaPU better, red worse, orange a tie, grey undecided."""
+    import seaborn as sns
+    deep = sns.color_palette("deep")
+    return {WIN: deep[2], LOSE: deep[3], TIE: deep[1], OPEN: "0.55"}
+
+
+def not_run(s, profile: str) -> list[str]:
+    """The method × data set pairs of the `paper` plan ``profile`` leaves out, and why."""
+    out = []
+    for d in DATASETS:
+        skipped = [m for m in COMPARED if mixes_on_sparse(m, d)]
+        if skipped:
+            out.append(f"{', '.join(get_method(m).label for m in skipped)} on {d}: MixUp mixes "
+                       "input rows and 20 News rows are sparse tf-idf vectors (a dense batch at "
+                       "the paper's vocabulary would not fit)")
+        if d not in s.page.compared:
+            out.append(f"{d}: not in this profile's plan")
+        elif set(COMPARED) - set(s.page.compared[d]):
+            left = [get_method(m).label for m in COMPARED if m not in s.page.compared[d]
+                    and not mixes_on_sparse(m, d)]
+            if left:
+                out.append(f"{', '.join(left)} on {d}: not at this profile ({LEFT_OUT[profile][1]})")
+    return out
+
+
+def hyperparameters() -> pd.DataFrame:
+    """Each method's own settings, their source, and what this book changes. Everything else
+    (model, optimiser, epochs, batch size, learning rate, U sample) is the comparison page's."""
+    rows = [
+        ("nnPU, aaPU", "β = 0, γ = 1, logistic loss", "the paper; Kiryo et al.", "—"),
+        ("nnPU (sigmoid)", "sigmoid loss, β = 0, γ = 1", "Kiryo et al.'s default", "—"),
+        ("nnPUSB", "threshold: U's (1 − π)-quantile of the training scores", "Kato et al., 2019",
+         "—"),
+        ("VPU", f"α = {vpu.ALPHA}, λ = {vpu.LAMBDA}; positive where φ / max φ > ½",
+         "official code", "P rows for MixUp drawn with replacement (batches keep P : U)"),
+        ("Dist-PU", f"μ_ent = {distpu.MU_ENTROPY}, α = {distpu.ALPHA}, c_mix = {distpu.MIXUP}, "
+         f"c_me = {distpu.MIX_ENTROPY}, c_ent = {distpu.ENTROPY}; scores clipped to ±{distpu.CLIP:g}",
+         "official code", "stage 1 = the epochs before select_from, stage 2 the rest, with the "
+         "page's optimiser (officially 60 + 60 epochs, own rates)"),
+        ("Robust-PU", f"Welsch weights, λ from {robustpu.START} to {robustpu.STOP} over "
+         f"{robustpu.GROW_EPOCHS} epochs", "official code", "warm-up = the first select_from − 1 "
+         "epochs (officially 400); no early stopping on labelled validation data"),
+        ("Negative selection", "aaPU's n_select and select_from; N weighted as U's points",
+         "this book (the paper's counterfactual)", "—"),
+        ("aaPU, oracle S", "aaPU's settings; S from U's true positives", "this book", "—")]
+    return pd.DataFrame(rows, columns=["method", "settings", "source", "changed here"])
+
+
+def run_standing(page: Page, pages: dict) -> tuple[pd.DataFrame, dict]:
+    """Train the plan on each data set at its comparison page's settings (``pages``: data
+    set → that page, resolved at this page's profile): aaPU and nnPU are read from the run
+    store when that page has run. Returns the history (a ``dataset`` column) and, per data
+    set, what the verdicts need or why it did not run."""
+    from dataclasses import replace
+    from ...data.files import DatasetNotFoundError
+    from ..runs import data_for, run_plan
+    histories, meta = [], {}
+    for dataset, there in pages.items():
+        here = replace(there, name=page.name)             # checkpoints and the store under this page
+        specs = [spec for spec in page.plan() if spec.dataset == dataset]
+        try:
+            make = data_for(here)
+        except DatasetNotFoundError as err:
+            meta[dataset] = {"status": "not run", "reason": f"data not available ({err})"}
+            continue
+        histories.append(run_plan(here, specs, make).assign(dataset=dataset))
+        meta[dataset] = {"status": "run", "seeds": here.seeds, "n_test": there.n_test,
+                         "fingerprint": there.fingerprint(), "profile": page.profile}
+    history = pd.concat(histories, ignore_index=True) if histories else pd.DataFrame()
+    return history, meta
+
+
+def _final(history: pd.DataFrame) -> pd.DataFrame:
+    last = history.groupby(["dataset", "method", "seed"]).epoch.transform("max")
+    return history[history.epoch == last]
+
+
+def standings(history: pd.DataFrame, meta: dict, spread: dict | None = None) -> pd.DataFrame:
+    """Every method against aaPU on each data set and metric: the paired difference method −
+    aaPU over shared seeds, judged under the verdict rule with aaPU's side as the claim,
+    jointly over a data set's methods and metrics (they share its seeds: a max-|t|
+    sign-flip test), Δ a tenth of the method's shortfall. ``difference``, ``low`` and
+    ``high`` are method − aaPU."""
+    if history.empty:
+        return pd.DataFrame()
+    final, rows = _final(history), []
+    for dataset, here in final.groupby("dataset", sort=False):
+        info = meta[dataset]
+        by = here.set_index(["method", "seed"])
+        seeds = sorted(set.intersection(*(set(g.seed) for _, g in here.groupby("method"))))
+        members = []
+        for method in [m for m in COMPARED if m in set(here.method)]:
+            for metric in METRICS:
+                ours, theirs = by.loc["aapu", metric][seeds], by.loc[method, metric][seeds]
+                sign = -1 if metric in HIGHER_IS_BETTER else 1
+                paired = paired_difference(sign * ours.to_numpy(), sign * theirs.to_numpy())
+                shortfall = float(1 - theirs.mean() if metric in HIGHER_IS_BETTER else theirs.mean())
+                members.append((method, metric, paired, MARGIN.value(shortfall, info["n_test"]),
+                                float(theirs.mean() - ours.mean())))
+        floor = floor_for({"dataset": dataset, "profile": info["profile"], "n_test": info["n_test"]},
+                          spread or {})
+        paireds = [m[2] for m in members]
+        judged = (judge_jointly(paireds, [m[3] for m in members], [floor] * len(members))
+                  if len(seeds) >= MIN_SEEDS else [judge(p, m[3], floor) for p, m in zip(paireds, members)])
+        for (method, metric, paired, margin, shown), j in zip(members, judged):
+            oriented = -1 if metric in HIGHER_IS_BETTER else 1       # back to method − aaPU
+            low, high = sorted((-oriented * j.high, -oriented * j.low))
+            rows.append({"dataset": dataset, "method": method, "metric": metric, "seeds": len(seeds),
+                         "difference": shown, "low": low, "high": high, "Δ": margin,
+                         "verdict": j.verdict, "outcome": outcome(j), "adjustment": j.adjustment,
+                         "usable": get_method(method).usable})
+    return pd.DataFrame(rows)
+
+
+def outcome(j) -> str:
+    """A verdict in the page's words: aaPU better or worse (a difference shown), a tie (no
+    difference shown and the interval inside ±Δ), else undecided."""
+    if j.verdict == REPRODUCED:
+        return WIN
+    if j.verdict == CONTRADICTED:
+        return LOSE
+    if j.verdict == RULED_OUT and j.high < j.margin:
+        return TIE
+    return OPEN
+
+
+def ranking(history: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """Per data set, the methods ranked by mean final test error (aaPU included): error, AUC
+    and AP as mean ± sd over seeds, seconds a run, and the error verdict against aaPU."""
+    final = _final(history)
+    out = []
+    for (dataset, method), rows in final.groupby(["dataset", "method"], sort=False):
+        verdict = table[(table.dataset == dataset) & (table.method == method) &
+                        (table.metric == "test_error")].outcome
+        row = {"data set": dataset, "method": get_method(method).label
+               + ("" if get_method(method).usable else " †"),
+               "seeds": rows.seed.nunique(), "_error": rows.test_error.mean()}
+        for metric, name in METRICS.items():
+            if metric in rows:
+                row[name] = f"{rows[metric].mean():.4f} ± {rows[metric].std(ddof=1):.4f}"
+        row["s / run"] = f"{rows.wall_time.median():.0f}"
+        row["vs aaPU (error)"] = verdict.iloc[0] if len(verdict) else "—"
+        out.append(row)
+    ranked = pd.DataFrame(out).sort_values(["data set", "_error"], key=lambda c: c.map(
+        {d: i for i, d in enumerate(DATASETS)}) if c.name == "data set" else c)
+    ranked.insert(1, "rank", ranked.groupby("data set").cumcount() + 1)
+    return ranked.drop(columns="_error").set_index(["data set", "rank"])
+
+
+def sentence(table: pd.DataFrame, metric: str = "test_error") -> str:
+    """The page's answer: against which usable methods aaPU wins, loses or ties on
+    ``metric``, per data set; then the counterfactuals."""
+    if table.empty:
+        return "No comparison was judged here (no data set ran, or a dry run)."
+    rows = table[table.metric == metric]
+
+    def listed(part, outcome):
+        found = part[part.outcome == outcome]
+        groups = found.groupby("method", sort=False).dataset.agg(list)
+        return "; ".join(f"{get_method(m).label} ({', '.join(ds)})" for m, ds in groups.items())
+
+    usable = rows[rows.usable]
+    said = [f"{verb} {listed(usable, o)}" for verb, o in (
+        ("aaPU beats", WIN), ("loses to", LOSE), ("ties with", TIE)) if listed(usable, o)]
+    rest = int((usable.outcome == OPEN).sum())
+    text = (f"On {METRICS[metric]}, " + ("; ".join(said) if said else "aaPU is shown neither better "
+            "nor worse than any method") + f"; {rest} of {len(usable)} comparisons are undecided "
+            f"at this scale ({rows.seeds.min()}–{rows.seeds.max()} seeds a data set).")
+    counter = rows[~rows.usable]
+    if not counter.empty:
+        text += " Counterfactuals: " + "; ".join(
+            f"{get_method(r.method).label} on {r.dataset}: {r.outcome}" for r in counter.itertuples()) + "."
+    return text
+
+
+def answer_for(output_dir) -> str:
+    """The sentence written by this page under ``output_dir``, or why there is none."""
+    path = Path(output_dir) / EXPERIMENT.folder() / "summary.json"
+    if not path.exists():
+        return "The page 'Where aaPU stands' has not run."
+    summary = json.loads(path.read_text())
+    return f"{summary['standing']} ({summary['profile']} profile)"
+
+
+EXPERIMENT = Experiment(
+    "standing",
+    not_in_paper="aaPU against the PU methods people use today",
+    changes={"paper": {"page": dict(compared={d: list(COMPARED) for d in DATASETS})},
+             **{p: {"page": dict(compared=table)} for p, (table, _) in LEFT_OUT.items()}},
+    plan=plan)

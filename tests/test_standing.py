@@ -1,0 +1,103 @@
+"""Where aaPU stands: the plan per profile, the comparison pages it borrows, and the
+verdicts, ranking and sentence computed from a history whose differences are known."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from pusupport.book.experiments import standing
+from pusupport.book.pages import comparison_page, resolve_page
+
+
+def page_at(profile, **given):
+    params = dict(profile=profile, device="cpu", seeds=None, data_dir=None, output_dir="results",
+                  dry_run=0, checkpoints=None, runner=None)
+    return resolve_page("standing", **{**params, **given})
+
+
+def test_the_paper_plan_runs_every_method_on_every_data_set_but_mixup_on_sparse_rows():
+    page = page_at("paper")
+    planned = {(s.dataset, s.method) for s in page.plan()}
+    for d in standing.DATASETS:
+        for m in ("aapu", *standing.COMPARED):
+            assert ((d, m) in planned) == (d != "20news" or m not in ("vpu", "distpu")), (d, m)
+    said = standing.not_run_text(page.settings, "paper")
+    assert "VPU, Dist-PU on 20news: MixUp mixes input rows" in said and "not at this profile" not in said
+
+
+def test_the_cpu_plan_is_the_budgeted_table_and_says_what_it_leaves_out():
+    page = page_at("cpu")
+    planned = {(s.dataset, s.method) for s in page.plan()}
+    assert planned == {(d, m) for d, ms in standing.LEFT_OUT["cpu"][0].items() for m in ("aapu", *ms)}
+    said = standing.not_run_text(page.settings, "cpu")
+    assert "VPU, Dist-PU, Robust-PU, Negative selection, aaPU, oracle S on cifar10: not at this profile" in said
+
+
+def test_each_data_set_runs_at_its_comparison_page_settings_and_seeds():
+    page = page_at("cpu")
+    for d, name in (("synthetic", "synthetic"), ("cifar10", "real_cifar10"), ("20news", "real_20news")):
+        there = comparison_page(page, d)
+        own = resolve_page(name if d == "synthetic" else "real_data", profile="cpu", device="cpu",
+                           seeds=None, data_dir=None, output_dir="results", dry_run=0,
+                           checkpoints=None, runner=None, epochs=None, lr=None, n_select=None,
+                           select_from=None, **({} if d == "synthetic" else
+                                                {"dataset": d, "n_unlabeled": None}))
+        assert there.name == name and there.fingerprint() == own.fingerprint()
+    assert comparison_page(page, "cifar10", [3, 4]).seeds == [3, 4]
+    with pytest.raises(ValueError, match="no page compares aaPU with nnPU on 'mnist'"):
+        comparison_page(page, "mnist")
+
+
+def known_history(n_seeds=6):
+    """aaPU's error 0.10 (± a little per seed); nnPU 0.10 worse, VPU within 0.001 of aaPU,
+    the oracle 0.05 better; AUC and AP mirror the error (1 − error)."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for seed in range(n_seeds):
+        base = 0.10 + rng.normal(0, 0.002)
+        for method, shift in (("aapu", 0.0), ("nnpu", 0.10 + rng.normal(0, 0.003)),
+                              ("vpu", rng.normal(0, 0.0005)), ("aapu_oracle", -0.05 + rng.normal(0, 0.003))):
+            err = base + shift
+            for epoch in (1, 2):
+                rows.append({"dataset": "synthetic", "method": method, "seed": seed, "epoch": epoch,
+                             "test_error": err, "test_auc": 1 - err, "test_ap": 1 - err,
+                             "wall_time": 10.0 * epoch})
+    return pd.DataFrame(rows)
+
+
+META = {"synthetic": {"status": "run", "n_test": 10_000, "profile": "cpu"}}
+
+
+def test_the_verdicts_name_a_win_a_tie_and_a_counterfactual_loss():
+    table = standing.standings(known_history(), META)
+    outcome = table.set_index(["method", "metric"]).outcome
+    for metric in standing.METRICS:
+        assert outcome["nnpu", metric] == standing.WIN
+        assert outcome["vpu", metric] == standing.TIE
+        assert outcome["aapu_oracle", metric] == standing.LOSE
+    error = table[(table.method == "nnpu") & (table.metric == "test_error")].iloc[0]
+    assert error.difference == pytest.approx(0.10, abs=0.01) and error.low > 0   # method − aaPU
+    auc = table[(table.method == "nnpu") & (table.metric == "test_auc")].iloc[0]
+    assert auc.difference == pytest.approx(-0.10, abs=0.01) and auc.high < 0
+    assert set(table.adjustment) == {"max-|t| sign-flip over 9"}
+    text = standing.sentence(table)
+    assert text.startswith("On test error, aaPU beats nnPU (synthetic); ties with VPU (synthetic);")
+    assert "0 of 2 comparisons are undecided" in text
+    assert "Counterfactuals: aaPU, oracle S on synthetic: aaPU worse." in text
+
+
+def test_fewer_than_six_seeds_decide_nothing():
+    table = standing.standings(known_history(n_seeds=3), META)
+    assert set(table.outcome) == {standing.OPEN}
+    assert "aaPU is shown neither better nor worse" in standing.sentence(table)
+
+
+def test_the_ranking_orders_by_final_error_and_carries_the_verdict():
+    history = known_history()
+    ranked = standing.ranking(history, standing.standings(history, META))
+    order = list(ranked.method)
+    assert order[0] == "aaPU, oracle S †" and set(order[1:3]) == {"aaPU", "VPU"} and order[3] == "nnPU"
+    verdicts = dict(zip(order, ranked["vs aaPU (error)"]))
+    assert verdicts == {"aaPU, oracle S †": standing.LOSE, "aaPU": "—", "VPU": standing.TIE,
+                        "nnPU": standing.WIN}
+    assert list(ranked.index.get_level_values("rank")) == [1, 2, 3, 4]
+    assert set(ranked["s / run"]) == {"20"}
