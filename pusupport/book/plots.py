@@ -114,18 +114,27 @@ def selection_scatter(x_u, u_truth, losses, ks=(200, 300, 400)):
 
 
 def memorization_curves(history: pd.DataFrame, ax=None):
-    """Training (dotted) and validation (solid) accuracy per epoch, one colour per noise rate."""
+    """Training (dotted) and validation (solid, band ±1 SD over seeds) accuracy per epoch,
+    one colour per noise rate; the validation majority-class rate (dashed) where the
+    history has it; the legend beside the axes, clear of the curves."""
     ax = ax or plt.subplots(figsize=(7, 4))[1]
     palette = dict(zip(sorted(history.noise.unique()), sns.color_palette("viridis", history.noise.nunique())))
     for noise, rows in history.groupby("noise"):
-        mean = rows.groupby("epoch")[["train_accuracy", "val_accuracy"]].mean()
+        by_epoch = rows.groupby("epoch")[["train_accuracy", "val_accuracy"]]
+        mean, sd = by_epoch.mean(), by_epoch.std(ddof=1)
         ax.plot(mean.index, mean.train_accuracy, ls=":", color=palette[noise], lw=2)
         ax.plot(mean.index, mean.val_accuracy, ls="-", color=palette[noise], lw=2,
                 label=f"{noise:.0%} noise")
+        if rows.seed.nunique() > 1:
+            ax.fill_between(mean.index, mean.val_accuracy - sd.val_accuracy,
+                            mean.val_accuracy + sd.val_accuracy, color=palette[noise], alpha=0.15, lw=0)
+    if "majority" in history:
+        ax.axhline(history.majority.iloc[0], color="0.35", ls="--", lw=1,
+                   label=f"majority class ({history.majority.iloc[0]:.2f})")
     ax.plot([], [], ls=":", color="0.3", label="training (noisy labels)")
     ax.plot([], [], ls="-", color="0.3", label="validation (clean)")
     ax.set(xlabel="epoch", ylabel="accuracy")
-    ax.legend(fontsize=9)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     return ax
 
 

@@ -31,7 +31,8 @@ def run_memorization(page: Page, cifar10: LabeledData) -> pd.DataFrame:
 
     A random sample of ``n_train`` training images (labels flipped at the noise rate)
     and a random sample of ``n_val`` test images as clean validation data. The history
-    has the accuracy on the training labels as given and on the validation labels.
+    has the accuracy on the training labels as given and on the validation labels, and
+    the validation set's majority-class rate (what always answering one class scores).
     """
     s = page.settings
     positive = torch.tensor(resolve_classes(CIFAR10_POSITIVE, cifar10.classes))
@@ -40,6 +41,7 @@ def run_memorization(page: Page, cifar10: LabeledData) -> pd.DataFrame:
     x_train, y_train = random_rows(s.data.n_train, cifar10.x_train, binary["train"])
     x_val, y_val = random_rows(s.data.n_val, cifar10.x_test, binary["test"])
     x_val = as_features(x_val)
+    majority = float(max((y_val > 0).double().mean(), (y_val < 0).double().mean()))
     runs = []
     for spec in progress(page.plan(), desc="noise rates"):
         noise = spec.values["noise"]
@@ -49,9 +51,21 @@ def run_memorization(page: Page, cifar10: LabeledData) -> pd.DataFrame:
                               x_val, y_val,
                               name=f"CIFAR-10, {noise:.0%} noise")
             h = train(data, page.config(spec, seed)).history
-            runs.append(h.assign(noise=noise, method=spec.label,
+            runs.append(h.assign(noise=noise, method=spec.label, majority=majority,
                                  train_accuracy=1 - h.train_error, val_accuracy=1 - h.test_error))
     return pd.concat(runs, ignore_index=True)
+
+
+def accuracy_table(history: pd.DataFrame) -> pd.DataFrame:
+    """Per noise rate, on the seeds' mean curves: the best and final validation accuracy and
+    the final training accuracy (on the labels as given), beside the majority-class rate."""
+    mean = history.groupby(["noise", "epoch"])[["val_accuracy", "train_accuracy"]].mean()
+    table = mean.groupby("noise").agg(best_val=("val_accuracy", "max"),
+                                      final_val=("val_accuracy", "last"),
+                                      final_train=("train_accuracy", "last"))
+    table["majority class"] = history.groupby("noise").majority.first()
+    table.index = [f"{rate:.0%} noise" for rate in table.index]
+    return table
 
 
 def plan(s) -> list[RunSpec]:
