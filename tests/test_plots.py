@@ -64,3 +64,18 @@ def test_the_paired_differences_figure_has_a_zoomed_panel_per_claim():
     assert np.allclose(sorted(dots), sorted(gain.paired.differences))
     empty = paired_differences([])
     assert "No comparison was judged" in empty.axes[0].texts[0].get_text()
+
+
+def test_the_paired_curves_plot_each_seed_s_gap_and_zoom_to_it():
+    """Errors 0.50, 0.40 (nnPU) and 0.49, 0.41 (aaPU) at epoch 2 for two seeds: the gaps
+    are −0.01 and +0.01, the mean line 0, and the axis spans the gaps, not the errors."""
+    from pusupport.book.plots import paired_curves
+    rows = [(m, s, e, err) for m, errs in (("nnpu", {(0, 1): 0.6, (1, 1): 0.6, (0, 2): 0.50, (1, 2): 0.40}),
+                                            ("aapu", {(0, 1): 0.58, (1, 1): 0.61, (0, 2): 0.49, (1, 2): 0.41}))
+            for (s, e), err in errs.items()]
+    h = pd.DataFrame(rows, columns=["method", "seed", "epoch", "test_error"])
+    ax = paired_curves(h)
+    seeds, mean = ax.lines[0], ax.lines[2]
+    assert np.allclose(seeds.get_ydata(), [-0.02, -0.01]) and np.allclose(mean.get_ydata(), [-0.005, 0.0])
+    low, high = ax.get_ylim()
+    assert -0.03 < low < -0.02 and 0.01 < high < 0.02

@@ -321,3 +321,34 @@ def forest(table: pd.DataFrame, metrics: dict, outcomes: dict):
     fig.legend(handles=handles, loc="upper center", ncol=len(handles), fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     return fig
+
+
+def paired_curves(history: pd.DataFrame, method: str = "aapu", baseline: str = "nnpu",
+                  metric: str = "test_error", ax=None):
+    """``method`` − ``baseline`` per evaluated epoch, paired by seed: one thin line per seed,
+    their mean and its 95 % t interval (band), zero (dashed); the y axis zoomed to the
+    differences, not to the curves' early range."""
+    from scipy.stats import t
+    ax = ax or plt.subplots(figsize=(7, 3.6))[1]
+    rows = history.dropna(subset=[metric])
+    wide = rows.pivot_table(index="epoch", columns=["method", "seed"], values=metric)
+    seeds = sorted(set(wide[method].columns) & set(wide[baseline].columns))
+    diff = wide[method][seeds] - wide[baseline][seeds]
+    for seed in seeds:
+        ax.plot(diff.index, diff[seed], color="0.6", lw=0.7, alpha=0.8)
+    mean = diff.mean(axis=1)
+    color = palette([method])[method]
+    ax.plot(mean.index, mean, color=color, lw=2.2, label=f"mean over {len(seeds)} seeds")
+    if len(seeds) > 1:
+        half = t.ppf(0.975, len(seeds) - 1) * diff.std(axis=1, ddof=1) / len(seeds) ** 0.5
+        ax.fill_between(mean.index, mean - half, mean + half, color=color, alpha=0.2, lw=0,
+                        label="95 % interval of the mean")
+    ax.axhline(0, color="0.3", ls="--", lw=1)
+    low, high = float(diff.min().min()), float(diff.max().max())
+    pad = 0.08 * (high - low) or 0.001
+    ax.set_ylim(min(low, 0) - pad, max(high, 0) + pad)
+    ax.plot([], [], color="0.6", lw=0.7, label="one seed")
+    ax.set(xlabel="epoch", ylabel=f"{legend_name(method)} − {legend_name(baseline)}\n"
+           f"{metric.replace('_', ' ')} (< 0: {legend_name(method)} better)")
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    return ax
