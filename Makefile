@@ -54,6 +54,7 @@ data:
 book: setup data
 	PUSUPPORT_DATA=$(DATA_DIR) $(PY) book/execute.py --profile $(PROFILE) --device $(DEVICE) \
 	  --workers $(WORKERS) --data-dir $(DATA_DIR) --book-dir book --output-dir results
+	$(PY) -m pytest -q -m book -k "residue and cpu" -p no:cacheprovider tests/test_book.py
 	@echo "book: $(CURDIR)/book/_build/html/index.html"
 
 # The run-to-run spread of each data set's aaPU-vs-nnPU comparison at PROFILE: its page run

@@ -232,3 +232,19 @@ def test_a_degenerate_trained_classifier_is_reported():
     warning = own.check_trained(RunResult(None, Flat(), None, TrainConfig()), data)
     assert warning.startswith("the test error 1.000 is no better than calling every test point "
                               "negative (0.500): check π first (prior=…; this run used 0.400")
+
+
+def test_the_own_data_page_takes_any_usable_method_and_vpu_no_prior():
+    from pusupport.book.experiments.own_data import input_line, own_data_settings
+    from pusupport.book.pages import resolve_page
+    kw = dict(profile="smoke", device="cpu", seeds=None, data_dir=None, output_dir="results",
+              dry_run=0, checkpoints=None, runner=None, image_folder=None, features="t.csv",
+              label_column=None, positive_classes=[1], image_size=None, prior=None, model=None,
+              n_labeled=None, epochs=None, lr=None)
+    s = own_data_settings(resolve_page("own_data", method="vpu", **kw))
+    assert s["method"] == "vpu" and "method: vpu; π: not used by the method" in input_line(s)
+    assert own_data_settings(resolve_page("own_data", method=None, **kw))["method"] == "aapu"
+    with pytest.raises(ValueError, match=r"method='vpu' never uses π: drop prior=…"):
+        own_data_settings(resolve_page("own_data", method="vpu", **{**kw, "prior": 0.3}))
+    with pytest.raises(ValueError, match=r"unknown method 'negsel': use one of \[.*'vpu'\]"):
+        own_data_settings(resolve_page("own_data", method="negsel", **kw))

@@ -49,17 +49,31 @@ def test_a_missing_folder_is_a_dataset_not_found_error(tmp_path):
     assert "image_folder=<folder>" in said and "download=True" not in said
 
 
-def test_the_page_runs_on_a_feature_table_with_a_given_prior(tmp_path):
+def three_classes(tmp_path) -> tuple:
+    """A 300-row table of three classes in two features; the page's parameters for it."""
     import numpy as np
     import pandas as pd
     rng = np.random.default_rng(0)
     y = np.arange(300) % 3
     pd.DataFrame({"a": rng.normal(y, 0.5), "b": rng.normal(-y, 0.5), "y": y}).to_csv(tmp_path / "t.csv", index=False)
-    run = run_page(tmp_path, "-p", "features", str(tmp_path / "t.csv"), "-p", "label_column", "y",
-                   "-y", "positive_classes: [2]", "-p", "prior", "0.33", "-y", "model: {name: mlp, width: 0.25}")
+    return ("-p", "features", str(tmp_path / "t.csv"), "-p", "label_column", "y",
+            "-y", "positive_classes: [2]", "-y", "model: {name: mlp, width: 0.25}")
+
+
+def test_the_page_runs_on_a_feature_table_with_a_given_prior(tmp_path):
+    run = run_page(tmp_path, *three_classes(tmp_path), "-p", "prior", "0.33")
     assert run.returncode == 0, run.stderr[-3000:]
     summary = json.loads((tmp_path / "out" / "own_data" / "summary.json").read_text())
     assert summary["status"] == "run" and summary["prior"] == 0.33 and summary["prior_estimate"] is None
+
+
+def test_the_page_trains_vpu_with_no_prior_and_estimates_none(tmp_path):
+    run = run_page(tmp_path, *three_classes(tmp_path), "-p", "method", "vpu")
+    assert run.returncode == 0, run.stderr[-3000:]
+    summary = json.loads((tmp_path / "out" / "own_data" / "summary.json").read_text())
+    assert summary["prior_estimate"] is None and summary["methods"].keys() == {"vpu"}
+    said = cell_text(tmp_path / "out.ipynb")
+    assert "π is not used: VPU needs none" in said and "BBE" not in said
 
 
 def kill_page(proc):
@@ -76,8 +90,8 @@ def kill_page(proc):
 def cell_text(notebook: Path) -> str:
     import nbformat
     nb = nbformat.read(notebook, as_version=4)
-    return "\n".join(o.get("text", "") for c in nb.cells if c.cell_type == "code"
-                     for o in c.get("outputs", []))
+    return "\n".join(o.get("text", "") + o.get("data", {}).get("text/markdown", "")
+                     for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
 
 
 def test_the_page_at_paper_resumes_a_killed_run_to_the_same_model(tmp_path):

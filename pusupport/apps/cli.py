@@ -107,11 +107,8 @@ def _learned_nothing(args, problem: str) -> None:
 
 def cmd_train(args) -> None:
     from ..core.methods import get_method
-    if args.method not in usable_methods():             # a typo fails before any data are read
-        raise ValueError(f"unknown method {args.method!r}: use one of {usable_methods()}")
+    own.check_method(args.method, args.prior, "cli")    # a typo fails before any data are read
     needs_prior = get_method(args.method).needs_prior
-    if args.prior is not None and not needs_prior:
-        raise ValueError(f"--method {args.method} never uses π: drop --prior")
     own.check_output(args.out, "--out")        # so do outputs that cannot be written
     if args.checkpoint_dir:
         own.check_output(args.checkpoint_dir, "--checkpoint-dir", folder=True)
@@ -119,10 +116,8 @@ def cmd_train(args) -> None:
         raise ValueError(f"--prior {args.prior}: give π strictly between 0 and 1, e.g. --prior 0.3")
     data, problem = _problem(args)
     model = own.as_model_config(args.model) if args.model else own.default_model(data)
-    bbe = None
-    if needs_prior:
-        problem, bbe = own.choose_prior(problem, args.prior, _estimator(args, data, problem),
-                                        args.seed, args.device)
+    problem, bbe = own.choose_prior(problem, args.prior, _estimator(args, data, problem) if needs_prior else None,
+                                    args.seed, args.device, args.method)
     if bbe is not None:
         print(own.describe_estimate(bbe, "cli"))
         _learned_nothing(args, own.estimate_problem(bbe, "cli"))

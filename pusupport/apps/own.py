@@ -212,9 +212,25 @@ def estimate(data: PUData, config: TrainConfig | None = None, seed: int = 0,
     return estimate_prior(data.x_p, data.x_u, config, seed=seed, device=device)
 
 
+def check_method(method: str, prior: float | None = None, spelling: str = "python") -> str:
+    """``method`` if one can train it on one's own data and ``prior`` is not given to a
+    method that never reads π; else a ValueError naming the fix."""
+    from ..core.methods import get_method, usable_methods
+    if method not in usable_methods():
+        raise ValueError(f"unknown method {method!r}: use one of {usable_methods()}")
+    if prior is not None and not get_method(method).needs_prior:
+        said = (f"--method {method}", "--prior") if spelling == "cli" else (f"method={method!r}", "prior=…")
+        raise ValueError(f"{said[0]} never uses π: drop {said[1]}")
+    return method
+
+
 def choose_prior(data: PUData, prior: float | None, config: TrainConfig | None = None,
-                 seed: int = 0, device: str = "auto"):
-    """(the problem with π set, the BBE estimate or None): ``prior`` given, or BBE's."""
+                 seed: int = 0, device: str = "auto", method: str = "aapu"):
+    """(the problem with π set, the BBE estimate or None): ``prior`` given, or BBE's; a
+    ``method`` that never reads π (VPU) gets neither, and no estimator is trained."""
+    from ..core.methods import get_method
+    if not get_method(method).needs_prior:
+        return data, None
     if prior is not None:
         if isinstance(prior, bool) or not isinstance(prior, (int, float)) or not 0 < prior < 1:
             raise ValueError(f"prior={prior!r}: give π, the positive fraction of U, as a number "

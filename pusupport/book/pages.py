@@ -119,8 +119,8 @@ class Page:
     def describe(self) -> str:
         """Which profile ran, and every setting it changed from the paper."""
         where = f" on {self.dataset}" if self.dataset else ""
-        elsewhere = self.dataset is None and self.plan() and all(r.dataset for r in self.plan())
-        seeds = "each data set's page's" if elsewhere else self.seeds
+        elsewhere = self.dataset is None and len({r.dataset for r in self.plan()}) > 1
+        seeds = "of each data set's own page" if elsewhere else self.seeds
         lines = [f"page '{self.page}'{where} — profile '{self.profile}' on {self.device}, "
                  f"seeds {seeds}"]
         if self.settings.train.dry_run:
@@ -219,9 +219,10 @@ def _check_schedule(experiment: Experiment, s: Settings) -> None:
 
 
 def _is_setting(name: str) -> bool:
-    """Whether a page parameter is a setting (else the page reads it; ``model`` is a page's
-    choice of network, not the train section's ModelConfig)."""
-    return name != "model" and bool(section_of(name))
+    """Whether a page parameter is a setting (else the page reads it; ``model`` and
+    ``method`` are the own-data page's choices of network and method, which it checks and
+    turns into settings itself)."""
+    return name not in ("model", "method") and bool(section_of(name))
 
 
 def resolve_page(name: str, **given) -> Page:

@@ -2,7 +2,7 @@
 trained on it (the steps themselves are in :mod:`pusupport.apps.own`)."""
 from __future__ import annotations
 
-from ...apps.own import OWN_DATA, OWN_DATA_ESTIMATOR, train_config
+from ...apps.own import OWN_DATA, OWN_DATA_ESTIMATOR, check_method, train_config
 from ..cost import data_sizes
 from ..experiment import OPT_INT, TRAINING, Experiment, RunSpec
 
@@ -31,6 +31,7 @@ def own_data_settings(page: Page) -> dict:
                          "-y 'positive_classes: [name1, name2]'")
     s = page.settings
     return {"image_folder": folder, "features": p.get("features"),
+            "method": check_method(p.get("method") or "aapu", p.get("prior")),
             "label_column": p.get("label_column") or "label",
             "positive_classes": [str(c) for c in positive], "image_size": p.get("image_size"),
             "prior": p.get("prior"), "model": None if p.get("model") is None else as_model_config(p["model"]),
@@ -40,16 +41,38 @@ def own_data_settings(page: Page) -> dict:
                              if page.checkpoints else None)}
 
 
+def result_text(data, true_prior: float, estimate, result, model_path, warning: str = "") -> str:
+    """Markdown: the problem's sizes, π (given, estimated, or not used by the method), the
+    final test error and AUC, what the method selected (if it selects), where the model is."""
+    from ...apps.own import describe_estimate
+    from ...core.methods import get_method
+    method, final = get_method(result.config.method), result.history.iloc[-1]
+    if not method.needs_prior:
+        prior = f"π is not used: {method.label} needs none; the labels give {true_prior:.3f}"
+    else:
+        where = "given" if estimate is None else describe_estimate(estimate)
+        prior = f"π = **{data.prior:.3f}** ({where}); the labels give {true_prior:.3f}"
+    selected = (f" and selected **{len(result.selected)}** unlabelled points, "
+                f"{result.selected.purity:.1%} of them truly positive" if method.selects else "")
+    return (f"**{len(data.x_p)}** labelled positives, **{len(data.x_u)}** unlabelled points. "
+            f"{prior}. {method.label} ({result.config.model.name}) reaches a test error of "
+            f"**{final.test_error:.4f}** (AUC {final.test_auc:.4f}){selected}. The model is saved "
+            f"as `{model_path.name}` in the page's results folder."
+            + (f"\n\n**Warning:** {warning}" if warning else ""))
+
+
 def input_line(s: dict) -> str:
     """What the page trains on, in one line (paths as :func:`~pusupport.book.records.shown_path`)."""
     from ..records import shown_path
     source = (f"image folder {shown_path(s['image_folder'])}" if s["image_folder"]
               else f"feature table {shown_path(s['features'])} (label column {s['label_column']!r})")
-    prior = "estimated with BBE" if s["prior"] is None else f"given, {s['prior']}"
+    from ...core.methods import get_method
+    prior = ("not used by the method" if not get_method(s["method"]).needs_prior else
+             "estimated with BBE" if s["prior"] is None else f"given, {s['prior']}")
     model = s["model"].name if s["model"] else "the default for the input"
     size = "" if not s["image_size"] else f"; images resized to {s['image_size']}"
-    return (f"input: {source}; positive classes: {', '.join(s['positive_classes'])}; π: {prior}; "
-            f"model: {model}{size}")
+    return (f"input: {source}; positive classes: {', '.join(s['positive_classes'])}; "
+            f"method: {s['method']}; π: {prior}; model: {model}{size}")
 
 
 def plan(s, profile: str = "paper") -> list[RunSpec]:
@@ -70,4 +93,5 @@ EXPERIMENT = Experiment(
     parameters={"image_folder": (str, type(None)), "features": (str, type(None)),
                 "label_column": (str, type(None)), "positive_classes": (list, type(None)),
                 "image_size": (int, list, type(None)), "prior": (float, type(None)),
-                "model": (str, dict, type(None)), "n_labeled": OPT_INT, **TRAINING})
+                "model": (str, dict, type(None)), "n_labeled": OPT_INT,
+                "method": (str, type(None)), **TRAINING})
