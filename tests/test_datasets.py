@@ -1,6 +1,7 @@
 """Real data sets as PU problems (Table 1), offline copies, caches and errors."""
 import os
 import pickle
+import re
 from pathlib import Path
 
 import numpy as np
@@ -253,3 +254,19 @@ def test_sparse_rows_gather_and_concatenate_like_scipy():
     both = cat_rows([rows[[1, 2]], rows[[40]], rows[5:9]])
     assert np.array_equal(both.to_dense().numpy(), sp.vstack([x[[1, 2]], x[[40]], x[5:9]]).toarray())
     assert torch.equal(rows[index].torch().to_dense(), rows[index].to_dense())
+
+
+@pytest.mark.parametrize("method, who", [("vpu", "VPU"), ("distpu", "Dist-PU")])
+def test_methods_that_mix_inputs_refuse_sparse_rows_with_the_fix(method, who):
+    import scipy.sparse as sp
+    from pusupport.core.methods import get_method
+    from pusupport.core.sparse import SparseRows
+    x = sp.random(120, 30, density=0.2, format="csr", random_state=0, dtype=np.float32)
+    y = torch.tensor(np.random.default_rng(0).integers(0, 2, 120))
+    raw = LabeledData(SparseRows.from_scipy(x[:80]), y[:80], SparseRows.from_scipy(x[80:]), y[80:],
+                      ["neg", "pos"])
+    assert get_method(method).mixes_inputs
+    with pytest.raises(ValueError, match=f"{re.escape(who)} mixes input rows .MixUp., which needs "
+                                         "dense rows; .* such as aapu or nnpu"):
+        train(make_pu("sparse", raw, ["pos"], 10), method=method, model="news_mlp", epochs=3,
+              select_from=2, batch_size=32, progress=False, autocast="off")

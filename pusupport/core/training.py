@@ -131,6 +131,9 @@ def test_metrics(members, y_test: torch.Tensor, batch_size: int, amp: bool,
 def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) -> list[RunResult]:
     """The loop: train member k on ``datas[k]`` with seed ``seeds[k]`` (K ≥ 1)."""
     method, runtime = get_method(cfg.method), resolve(cfg)
+    if method.mixes_inputs and not torch.is_tensor(datas[0].x_p):
+        raise ValueError(f"{method.label} mixes input rows (MixUp), which needs dense rows; these "
+                         "are sparse (e.g. tf-idf): choose a method that does not, such as aapu or nnpu")
     device, amp, K = runtime.device, runtime.bf16, len(seeds)
     members = (StackedModels if stacked else SingleModel)(datas, seeds, cfg, runtime)
     batch_gens = [torch.Generator(runtime.generator_device).manual_seed(s) for s in seeds]

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 
 from ..methods import Batch, EpochEnd, Method, register
 from ..risks import Risk
-from .draws import draw_state, member_rng, next_step
+from .draws import draw_state, member_rng, mix, next_step
 
 MU_ENTROPY, ALPHA, MIXUP, MIX_ENTROPY, ENTROPY = 2e-3, 6.0, 5.0, 0.04, 4e-3
 CLIP = 10.0
@@ -60,9 +60,6 @@ def distpu_risk(b: Batch) -> Risk:
 def _mixup(b: Batch, s_u: torch.Tensor) -> torch.Tensor:
     """c_mix·BCE of the mixed scores against the mixed pseudo-labels + c_me·their entropy."""
     x_p, x_u, _ = b.inputs()
-    if x_u.layout != torch.strided:
-        raise ValueError("Dist-PU's second stage mixes inputs (MixUp): it needs dense features "
-                         "or images, not sparse ones")
     K, n = x_p.shape[0], x_p.shape[1] + x_u.shape[1]
     x = torch.cat([x_p, x_u], 1)
     target = torch.cat([torch.ones_like(b.g_p), b.state["pseudo_u"].gather(1, b.index_u).to(s_u.dtype)], 1)
@@ -71,8 +68,7 @@ def _mixup(b: Batch, s_u: torch.Tensor) -> torch.Tensor:
     perm = torch.stack([torch.as_tensor(r.permutation(n)) for r in draws]).to(x.device)
     next_step(b.state)
     partner = torch.stack([x[k, perm[k]] for k in range(K)])
-    shape = (K, 1) + (1,) * (x.dim() - 2)
-    mixed = lam.to(x.dtype).reshape(shape) * x + (1 - lam.to(x.dtype).reshape(shape)) * partner
+    mixed = mix(x, partner, lam)
     s_mix = _score(b.forward(mixed))
     t_b = target.gather(1, perm.to(target.device))
     bce = lambda t: F.binary_cross_entropy(s_mix, t, reduction="none").mean(-1)   # noqa: E731

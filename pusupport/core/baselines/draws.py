@@ -1,6 +1,7 @@
-"""Random draws inside a method's risk (MixUp's μ and partners) that stacked and single runs
-share: member k draws from a generator keyed by its seed and its step count, both kept in
-the method's state — so they are checkpointed and a resumed run draws the same."""
+"""MixUp inside a method's risk (VPU, Dist-PU): random draws that stacked and single runs
+share — member k draws from a generator keyed by its seed and its step count, both kept in
+the method's state, so they are checkpointed and a resumed run draws the same — and the
+mixing itself."""
 from __future__ import annotations
 
 import numpy as np
@@ -20,3 +21,9 @@ def member_rng(state: dict, k: int) -> np.random.Generator:
 
 def next_step(state: dict) -> None:
     state["step"] += 1
+
+
+def mix(x: torch.Tensor, partner: torch.Tensor, mu: torch.Tensor) -> torch.Tensor:
+    """μ·x + (1 − μ)·partner for each member: ``x``, ``partner`` (K, n, …), ``mu`` (K,)."""
+    m = mu.to(x.dtype).reshape((len(mu),) + (1,) * (x.dim() - 1))
+    return m * x + (1 - m) * partner

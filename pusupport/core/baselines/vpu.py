@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 from ..methods import Batch, Method, register
 from ..risks import Risk
-from .draws import draw_state, member_rng, next_step
+from .draws import draw_state, member_rng, mix, next_step
 
 ALPHA, LAMBDA = 0.3, 0.03
 
@@ -46,17 +46,13 @@ def _draws(state, k: int, n_p: int, n_u: int):
 def vpu_risk(b: Batch) -> Risk:
     """VPU's loss on one batch (the module docstring)."""
     x_p, x_u, _ = b.inputs()
-    if x_u.layout != torch.strided:
-        raise ValueError("VPU mixes inputs (MixUp): it needs dense features or images, not "
-                         "sparse ones — use another method for sparse bag-of-words data")
     K, n_p, n_u = b.g_p.shape[0], b.g_p.shape[1], b.g_u.shape[1]
     draws = [_draws(b.state, k, n_p, n_u) for k in range(K)]
     next_step(b.state)
     mu = torch.tensor([m for m, _ in draws], dtype=b.g_u.dtype, device=b.g_u.device)
     partner = torch.stack([torch.as_tensor(i) for _, i in draws]).to(x_p.device)
     picked = torch.stack([x_p[k, partner[k]] for k in range(K)])
-    shape = (K, 1) + (1,) * (x_u.dim() - 2)
-    mixed = mu.to(x_u.dtype).reshape(shape) * x_u + (1 - mu.to(x_u.dtype).reshape(shape)) * picked
+    mixed = mix(x_u, picked, mu)
     log_phi_p, log_phi_u = F.logsigmoid(b.g_p), F.logsigmoid(b.g_u)
     variational = variational_loss(log_phi_p, log_phi_u)
     total = variational + LAMBDA * mixup_penalty(log_phi_u, F.logsigmoid(b.forward(mixed)), mu)
