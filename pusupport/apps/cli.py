@@ -116,8 +116,9 @@ def cmd_train(args) -> None:
         raise ValueError(f"--prior {args.prior}: give π strictly between 0 and 1, e.g. --prior 0.3")
     data, problem = _problem(args)
     model = own.as_model_config(args.model) if args.model else own.default_model(data)
-    problem, bbe = own.choose_prior(problem, args.prior, _estimator(args, data, problem) if needs_prior else None,
-                                    args.seed, args.device, args.method)
+    estimator = _estimator(args, data, problem) if needs_prior else None
+    problem, bbe = own.choose_prior(problem, args.prior, estimator, args.seed, args.device,
+                                    args.method)
     if bbe is not None:
         print(own.describe_estimate(bbe, "cli"))
         _learned_nothing(args, own.estimate_problem(bbe, "cli"))

@@ -294,8 +294,9 @@ def forest(table: pd.DataFrame, metrics: dict, outcomes: dict):
     rows of (dataset, method, metric, difference, low, high, Δ, outcome, usable), † marking
     a counterfactual."""
     datasets = list(dict.fromkeys(table.dataset))
+    height = 0.42 * table.method.nunique() * len(datasets) + 1.6
     fig, axes = plt.subplots(len(datasets), len(metrics), squeeze=False,
-                             figsize=(4.2 * len(metrics), 0.42 * table.method.nunique() * len(datasets) + 1.6))
+                             figsize=(4.2 * len(metrics), height))
     for row, dataset in zip(axes, datasets):
         for ax, (metric, name) in zip(row, metrics.items()):
             part = table[(table.dataset == dataset) & (table.metric == metric)].reset_index(drop=True)
@@ -307,8 +308,8 @@ def forest(table: pd.DataFrame, metrics: dict, outcomes: dict):
                     ax.hlines(yi, r.low, r.high, color=c, lw=2.5, zorder=2)
                 ax.scatter([r.difference], [yi], color=c, s=36, marker="D", zorder=3)
             ax.axvline(0, color="0.3", lw=1, ls="--")
-            ax.set_yticks(y, [legend_name(m) + ("" if u else " †") for m, u in zip(part.method, part.usable)],
-                          fontsize=8)
+            names = [legend_name(m) + ("" if u else " †") for m, u in zip(part.method, part.usable)]
+            ax.set_yticks(y, names, fontsize=8)
             ax.set_ylim(-0.7, len(part) - 0.3)
             ax.tick_params(axis="x", labelsize=8)
             ax.set_title(f"{dataset}: {name}", fontsize=9)
