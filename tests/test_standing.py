@@ -101,3 +101,18 @@ def test_the_ranking_orders_by_final_error_and_carries_the_verdict():
                         "nnPU": standing.WIN}
     assert list(ranked.index.get_level_values("rank")) == [1, 2, 3, 4]
     assert set(ranked["s / run"]) == {"20"}
+
+
+def test_the_forest_plot_has_a_panel_per_data_set_and_metric_coloured_by_outcome():
+    import matplotlib
+    matplotlib.use("Agg")
+    from pusupport.book.plots import forest
+    table = standing.standings(known_history(), META)
+    fig = forest(table, standing.METRICS, standing.outcome_colors())
+    axes = fig.axes
+    assert len(axes) == 3 and [a.get_title() for a in axes] == [
+        "synthetic: test error", "synthetic: ROC AUC", "synthetic: average precision"]
+    assert [t.get_text() for t in axes[0].get_yticklabels()] == ["nnPU", "VPU", "aaPU, oracle S †"]
+    win = standing.outcome_colors()[standing.WIN]
+    first = axes[0].collections[0]                          # nnPU's interval: aaPU better
+    assert tuple(first.get_colors()[0][:3]) == tuple(win[:3])
