@@ -79,3 +79,11 @@ def test_the_paired_curves_plot_each_seed_s_gap_and_zoom_to_it():
     assert np.allclose(seeds.get_ydata(), [-0.02, -0.01]) and np.allclose(mean.get_ydata(), [-0.005, 0.0])
     low, high = ax.get_ylim()
     assert -0.03 < low < -0.02 and 0.01 < high < 0.02
+
+
+def test_the_paired_curves_say_so_when_the_methods_share_no_evaluated_epoch():
+    from pusupport.book.plots import paired_curves
+    h = pd.DataFrame([("nnpu", 0, 1, 0.5), ("aapu", 0, 2, 0.4)],
+                     columns=["method", "seed", "epoch", "test_error"])
+    ax = paired_curves(h)
+    assert "share no evaluated epoch" in ax.texts[0].get_text()

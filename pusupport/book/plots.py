@@ -334,7 +334,12 @@ def paired_curves(history: pd.DataFrame, method: str = "aapu", baseline: str = "
     rows = history.dropna(subset=[metric])
     wide = rows.pivot_table(index="epoch", columns=["method", "seed"], values=metric)
     seeds = sorted(set(wide[method].columns) & set(wide[baseline].columns))
-    diff = wide[method][seeds] - wide[baseline][seeds]
+    diff = (wide[method][seeds] - wide[baseline][seeds]).dropna(how="all")   # epochs both evaluated
+    if diff.empty:                           # e.g. a dry run: the methods visit other epochs
+        ax.axis("off")
+        ax.text(0, 0.5, f"{legend_name(method)} and {legend_name(baseline)} share no evaluated "
+                "epoch here (a dry run?): no paired curve.", va="center")
+        return ax
     for seed in seeds:
         ax.plot(diff.index, diff[seed], color="0.6", lw=0.7, alpha=0.8)
     mean = diff.mean(axis=1)
