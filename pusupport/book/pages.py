@@ -142,7 +142,7 @@ class Page:
         changes = self.changes()
         if changes:
             lines.append("changed from the paper:")
-            lines += [f"  {k} = {v!r}   (paper: {p!r})" for k, (v, p) in changes.items()]
+            lines += [f"  {k} = {_shown(v)}   (paper: {_shown(p)})" for k, (v, p) in changes.items()]
         elif self.experiment.not_in_paper or self.dataset in NOT_IN_PAPER:
             lines.append("the 'paper' profile's settings, unchanged")
         elif self.dataset:
@@ -195,6 +195,15 @@ class Page:
                             fingerprint=self.fingerprint(), n_test=self.n_test,
                             changes={k: v for k, (v, _) in self.changes().items()},
                             wall_seconds=round(self.wall_time(), 1), **extra)
+
+
+def _shown(value) -> str:
+    """A setting as ``describe()`` prints it: a table keyed by names (the methods per data
+    set) as "a: x, y; b: z", anything else as its repr."""
+    if isinstance(value, dict) and value and all(isinstance(k, str) for k in value):
+        return "; ".join(f"{k}: {', '.join(map(str, v)) if isinstance(v, list) else v}"
+                         for k, v in value.items())
+    return repr(value)
 
 
 def _check_type(name, value, expected):
