@@ -1,6 +1,7 @@
 """The README's "Use the package alone": its two commands, run in a fresh clone, install
 the package without the book's extras and put `pusupport` on the PATH."""
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -17,9 +18,16 @@ def readme_commands() -> list[str]:
 
 
 def test_the_package_alone_installs_and_trains_from_a_fresh_clone(tmp_path):
+    clone = tmp_path / "clone"
+    try:
+        check_the_package_alone(clone, tmp_path)
+    finally:
+        shutil.rmtree(clone, ignore_errors=True)  # its virtual environment holds torch: GBs
+
+
+def check_the_package_alone(clone: Path, tmp_path: Path) -> None:
     commands = readme_commands()
     assert len(commands) == 2
-    clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
     for command in commands:
         run = subprocess.run(["bash", "-c", command], cwd=clone, capture_output=True, text=True)
