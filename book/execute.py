@@ -47,8 +47,10 @@ BOOK = ROOT / "book"
 BOOK_FILES = ("_config.yml", "_toc.yml", "_static")
 
 
-#: Pages that read every other page's results: under Ray, they run after the others.
-LAST = ("summary",)
+#: Pages that read other pages' runs or results: under Ray, each runs after the pages
+#: before it in this list and every page not in it ("standing" reads the comparison pages'
+#: aaPU and nnPU runs, "summary" every page's results).
+AFTER = ("standing", "summary")
 
 
 def prepare(book_dir: Path) -> None:
@@ -195,19 +197,45 @@ def run_serial(selected: list[dict], kwargs: dict) -> dict:
     return times
 
 
-def run_ray(selected: list[dict], kwargs: dict, workers: int) -> tuple[dict, dict]:
-    """Execute the pages as Ray tasks, the :data:`LAST` ones after the others; return
+def run_ray(selected: list[dict], kwargs: dict, workers: int, earlier: dict) -> tuple[dict, dict]:
+    """Execute the pages as Ray tasks in waves (:data:`AFTER`), each wave's longest pages
+    first by the last build's times (``earlier``; pages it lacks first of all); return
     ({page: seconds}, {failed page: error})."""
     from pusupport.book import cluster
     task = cluster.start(workers, kwargs["device"])
     print(f"Ray: every task gets {task}", flush=True)
+    waves = [[p for p in selected if p["page"] not in AFTER]] + [
+        [p for p in selected if p["page"] == name] for name in AFTER]
+    waves = [sorted(w, key=lambda p: -earlier.get(p["page"], float("inf"))) for w in waves if w]
     times, failed = {}, {}
-    first, last = [p for p in selected if p["page"] not in LAST], [p for p in selected if p["page"] in LAST]
-    for wave in (first, last):
-        done, errors = cluster.run_pages(__file__, wave, kwargs, task)
+    for i, wave in enumerate(waves):
+        later = [p["page"] for w in waves[i + 1:] for p in w]
+        done, errors = cluster.run_pages(__file__, wave, kwargs, task, Progress(
+            len(selected), len(times) + len(failed), later, earlier, workers))
         times.update(done)
         failed.update(errors)
     return times, failed
+
+
+class Progress:
+    """The console line after each page: pages done, the page, what is left and, from the
+    last build's page times, about how long (the left pages' times over the workers)."""
+
+    def __init__(self, total: int, done: int, later: list, earlier: dict, workers: int):
+        self.total, self.done, self.later, self.earlier, self.workers = total, done, later, earlier, workers
+
+    def __call__(self, page: str, seconds: float | None, left: list) -> str:
+        self.done += 1
+        left = [*left, *self.later]
+        said = f"[{self.done}/{self.total}] {page}: " + (f"{seconds:.0f} s" if seconds is not None
+                                                           else "failed")
+        if not left:
+            return said
+        known = [self.earlier[p] for p in left if p in self.earlier]
+        estimate = (f"about {sum(known) / self.workers / 60:.0f} min left by the last build's page "
+                    "times" + ("" if len(known) == len(left) else f" ({len(left) - len(known)} "
+                               "pages not timed before)") if known else "no earlier page times")
+        return f"{said}; left: {', '.join(left)}; {estimate}"
 
 
 def main(argv=None) -> int:
@@ -238,12 +266,14 @@ def main(argv=None) -> int:
               "output_dir": args.output_dir.resolve(), "data_dir": args.data_dir,
               "device": args.device, "dry_run": args.dry_run}
     failed = {}
+    timed = args.output_dir / f"page_times_{args.profile}.json"
+    earlier = json.loads(timed.read_text()) if timed.exists() else {}
     if args.workers > 1 or os.environ.get("RAY_ADDRESS"):
-        times, failed = run_ray(selected, kwargs, args.workers)
+        times, failed = run_ray(selected, kwargs, args.workers, earlier)
     else:
         times = run_serial(selected, kwargs)
     (args.output_dir).mkdir(parents=True, exist_ok=True)
-    (args.output_dir / f"page_times_{args.profile}.json").write_text(json.dumps(times, indent=2))
+    timed.write_text(json.dumps({**earlier, **times}, indent=2))   # pages not run keep theirs
     if failed:
         for name, err in failed.items():
             print(f"\npage {name} FAILED twice:\n{err}", file=sys.stderr)

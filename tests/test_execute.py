@@ -70,3 +70,24 @@ def test_not_run_never_overwrites_an_earlier_successful_result(tmp_path):
     executed_page(page, failing_at=1)
     execute.mark_not_run(page, "gone", results, "cpu")
     assert json.loads((results / "summary.json").read_text()) == earlier
+
+
+def test_the_progress_line_names_the_pages_left_and_estimates_from_the_last_build():
+    line = execute.Progress(total=4, done=0, later=["summary"], earlier={"b": 600, "summary": 120},
+                            workers=2)
+    assert line("a", 61.4, ["b"]) == ("[1/4] a: 61 s; left: b, summary; about 6 min left by the "
+                                      "last build's page times")
+    assert line("b", None, ["c"]).startswith("[2/4] b: failed; left: c, summary; about 1 min left")
+    assert "(1 pages not timed before)" in line("c", 1.0, ["d"])
+    assert line("d", 2.0, []).endswith("left: summary; about 1 min left by the last build's page times")
+    assert execute.Progress(1, 0, [], {}, 2)("a", 1.0, ["x"]).endswith("no earlier page times")
+
+
+def test_pages_that_read_other_pages_run_after_them_longest_first(monkeypatch):
+    waves = []
+    monkeypatch.setattr("pusupport.book.cluster.start", lambda workers, device: {"num_cpus": 1})
+    monkeypatch.setattr("pusupport.book.cluster.run_pages", lambda script, wave, kwargs, task, line: (
+        waves.append([p["page"] for p in wave]) or ({p["page"]: 1.0 for p in wave}, {})))
+    pages = [{"page": p} for p in ("summary", "a", "standing", "b", "c")]
+    times, failed = execute.run_ray(pages, {"device": "cpu"}, 2, {"a": 10, "b": 30})
+    assert waves == [["c", "b", "a"], ["standing"], ["summary"]] and len(times) == 5 and not failed

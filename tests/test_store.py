@@ -1,6 +1,7 @@
 """The run store: a run is trained once per output folder, read wherever it is needed again
 with the history the page would have written, and never read for other data, settings,
 threads or evaluation epochs it does not cover."""
+import threading
 from dataclasses import replace
 
 import pandas as pd
@@ -96,3 +97,30 @@ def test_a_dry_run_never_uses_the_store(tmp_path):
     page("synthetic", tmp_path).run()
     assert len(list((tmp_path / "runs").glob("*.json"))) == 2
 
+
+
+def test_a_run_another_page_is_training_is_waited_for_and_read(tmp_path, capsys):
+    """Two pages at once (Ray workers) need the same run: the second waits, then reads it."""
+    cfg, data = TrainConfig(method="nnpu", epochs=4, progress=False), [synthetic(0, n_labeled=10,
+                                                                                 n_unlabeled=50)]
+    started, release, got = threading.Event(), threading.Event(), {}
+
+    def slow_training():
+        started.set()
+        release.wait(10)
+        return _history(cfg)
+
+    first = threading.Thread(target=lambda: got.setdefault(
+        "first", RunStore(tmp_path, "synthetic").histories(cfg, [0], data, False, slow_training)))
+    first.start()
+    started.wait(10)
+    second = threading.Thread(target=lambda: got.setdefault(
+        "second", RunStore(tmp_path, "readings").histories(cfg, [0], data, False, no_training)))
+    second.start()
+    second.join(0.5)
+    assert second.is_alive() and "readings: waiting for another page" in capsys.readouterr().out
+    release.set()
+    first.join(10)
+    second.join(10)
+    assert got["first"][1] is None and got["second"][1] == "synthetic"
+    pd.testing.assert_frame_equal(got["second"][0][0], got["first"][0][0])

@@ -73,10 +73,13 @@ def run_page(script: str, page: dict, kwargs: dict, task: dict) -> float:
     return module.execute(page, **kwargs)
 
 
-def run_pages(script: str, pages: list[dict], kwargs: dict, task: dict) -> tuple[dict, dict]:
+def run_pages(script: str, pages: list[dict], kwargs: dict, task: dict,
+              line=lambda page, seconds, left: f"  {page}: " + (
+                  "failed" if seconds is None else f"{seconds:.0f} s")) -> tuple[dict, dict]:
     """Execute ``pages`` as Ray tasks; a failed page is tried once more.
 
-    Returns ``({page: seconds}, {page: error})``, printing each outcome as it comes.
+    Returns ``({page: seconds}, {page: error})``, printing each outcome as it comes
+    (``line(page, seconds or None, pages left)``).
     """
     ray = import_ray()
     remote = ray.remote(run_page).options(**task, max_retries=0)
@@ -93,7 +96,7 @@ def run_pages(script: str, pages: list[dict], kwargs: dict, task: dict) -> tuple
         name = page["page"]
         try:
             times[name] = ray.get(ref)
-            print(f"  {name}: {times[name]:.0f} s", flush=True)
+            print(line(name, times[name], [p["page"] for p, _ in pending.values()]), flush=True)
         except ray.exceptions.RayError as err:
             last = (str(err).strip().splitlines() or [type(err).__name__])[-1]
             if attempt == 1:
@@ -103,6 +106,7 @@ def run_pages(script: str, pages: list[dict], kwargs: dict, task: dict) -> tuple
             else:
                 print(f"  {name} failed again: {last}", flush=True)
                 failed[name] = err
+                print(line(name, None, [p["page"] for p, _ in pending.values()]), flush=True)
     return times, failed
 
 

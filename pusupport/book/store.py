@@ -6,12 +6,16 @@ runs (device, threads, stacked or one by one). A page that needs a run already i
 store (trained by another page of the build, or by an earlier build into the same
 folder) reads its history instead of training it again, provided the stored run was
 evaluated at every epoch the page evaluates; its test metrics at other epochs are
-blanked, so the page gets the history it would have written itself.
+blanked, so the page gets the history it would have written itself. Pages running at the
+same time (``--workers``) share the store: a run is claimed with a lock on its key, and
+a page that needs a run another page is training waits for it and reads it.
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -71,12 +75,28 @@ class RunStore:
         the store when it holds this run evaluated at every epoch ``cfg`` evaluates, else
         ``train()``ed now (a list of histories) and stored."""
         key = run_key(cfg, seeds, datas, stacked)
-        stored = self._read(key, cfg)
-        if stored is not None:
-            return stored
-        histories = train()
-        self._write(key, cfg, seeds, histories)
+        with self._claimed(key, cfg.method):
+            stored = self._read(key, cfg)
+            if stored is not None:
+                return stored
+            histories = train()
+            self._write(key, cfg, seeds, histories)
         return histories, None
+
+    @contextmanager
+    def _claimed(self, key: str, method: str):
+        """Hold the run's lock (released by the system when a process dies, so never
+        stale); while another page holds it, say so and wait."""
+        folder = Path(self.folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / f".{key}.lock", "w") as lock:
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                print(f"{self.page}: waiting for another page training the same {method} run "
+                      "(it is read when done)", flush=True)
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            yield
 
     def _read(self, key: str, cfg):
         meta_path = Path(self.folder) / f"{key}.json"
