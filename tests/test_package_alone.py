@@ -1,5 +1,6 @@
 """The README's "Use the package alone": its two commands, run in a fresh clone, install
 the package without the book's extras and put `pusupport` on the PATH."""
+import importlib.metadata as metadata
 import re
 import shutil
 import subprocess
@@ -7,6 +8,8 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import torch
+from packaging.requirements import Requirement
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,6 +32,8 @@ def check_the_package_alone(clone: Path, tmp_path: Path) -> None:
     commands = readme_commands()
     assert len(commands) == 2
     subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    subprocess.run(["python3", "-m", "venv", str(clone / ".venv-pkg")], check=True)
+    lend_torch(clone / ".venv-pkg")
     for command in commands:
         run = subprocess.run(["bash", "-c", command], cwd=clone, capture_output=True, text=True)
         assert run.returncode == 0, f"{command}\n{run.stderr[-3000:]}"
@@ -47,3 +52,27 @@ def check_the_package_alone(clone: Path, tmp_path: Path) -> None:
                          cwd=clone, capture_output=True, text=True)
     assert run.returncode == 0, run.stderr[-3000:]
     assert (tmp_path / "m.pt").is_file() and f"saved {tmp_path / 'm.pt'}" in run.stdout
+
+
+def lend_torch(venv: Path) -> None:
+    """Link torch, torchvision and everything they require (its CUDA libraries: 5.5 GB) from
+    the test's own environment into ``venv``, so pip finds the pinned versions installed and
+    the README's commands install the rest of the package's requirements, as for a user, in
+    some hundred MB of disk (a CI machine once ran out of room here)."""
+    source = Path(torch.__file__).parents[1]
+    target = next((venv / "lib").glob("python3*/site-packages"))
+    todo, seen = [Requirement("torch"), Requirement("torchvision")], set()
+    while todo:
+        req = todo.pop()
+        name = metadata.distribution(req.name).metadata["Name"].lower()
+        if name in seen:
+            continue
+        seen.add(name)
+        dist = metadata.distribution(name)
+        for top in {Path(f).parts[0] for f in dist.files if not str(f).startswith("..")}:
+            if (source / top).exists() and not (target / top).exists():
+                (target / top).symlink_to(source / top)
+        for line in dist.requires or []:
+            dep = Requirement(line)
+            if dep.marker is None or any(dep.marker.evaluate({"extra": e}) for e in req.extras or {""}):
+                todo.append(dep)
