@@ -14,7 +14,7 @@ from pusupport.book.experiments.prior import sensitivity
 from pusupport.book.registry import book_claims, reproduction_table
 
 CLAIMS = [c for c, _ in book_claims()]
-from pusupport.book.records import atomic_write_text, save_results, summarize, summary_table
+from pusupport.book.records import atomic_write_text, reading, save_results, summarize, summary_table
 from pusupport.book.verdicts import (CONTRADICTED, DESCRIPTIVE, INCONCLUSIVE, NOT_RUN, REPRODUCED,
                                      RULED_OUT, UNSTABLE, Margin)
 from scipy import stats
@@ -104,7 +104,29 @@ def test_summary_table_shows_mean_and_std_to_four_places():
     assert list(table.index) == ["nnpu", "aapu", "upu"] and table.index.name == "method"
     assert table.loc["nnpu"].to_dict() == {"seeds": 3, "epochs": 3, "test_error": "0.3000 ± 0.1000",
                                            "test_auc": "0.7000 ± 0.1000"}
-    assert table.loc["upu", "test_auc"] == "0.5500 ± 0.0000"
+    assert table.loc["upu", "test_auc"] == "0.5500 ± —"     # one seed: no spread, not 0
+
+
+def _means(**methods):
+    return {"methods": {m: {k: {"mean": v} for k, v in zip(("test_error", "test_auc", "test_ap"), vals)}
+                        for m, vals in methods.items()}}
+
+
+def test_a_reading_says_which_method_is_better_on_each_metric_and_what_a_disagreement_means():
+    # CIFAR-10 at cpu once: aaPU the lower error but the lower AUC
+    text = reading(_means(aapu=(0.1729, 0.8405, 0.80), nnpu=(0.1804, 0.8624, 0.82)))
+    assert "better test error (0.1729 against 0.1804)" in text and "worse ROC AUC (0.8405" in text
+    assert "Error and ranking disagree: aaPU's lower error comes from where its threshold falls" in text
+    assert "nnPUSB" in text and "nnPUSB" not in reading(_means(nnpu=(0.2, 0.8, 0.7), upu=(0.1, 0.9, 0.8)),
+                                                        "nnpu", "upu")
+    agree = reading(_means(aapu=(0.30, 0.80, 0.70), nnpu=(0.20, 0.90, 0.75)))
+    assert "worse test error" in agree and "Error and ranking agree: nnPU both orders" in agree
+    mixed = reading(_means(aapu=(0.1, 0.9, 0.6), nnpu=(0.2, 0.8, 0.7)))   # AUC and AP split
+    assert "agree" not in mixed and "disagree" not in mixed
+    assert reading(_means(aapu=(0.1, 0.9, 0.7), nnpu=(0.1, 0.9, 0.7))) == ""
+    # a gap below the four places shown is no gap
+    assert "ROC AUC" not in reading(_means(aapu=(0.1, 0.98613, 0.7), nnpu=(0.2, 0.98609, 0.7)))
+    assert reading(_means(aapu=(0.1, 0.9, 0.7))) == ""                   # no baseline: nothing
 
 
 

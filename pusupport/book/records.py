@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..core.methods import get_method
+
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` via a temporary file and an atomic rename."""
@@ -63,12 +65,49 @@ def save_results(history: pd.DataFrame, out_dir, **meta) -> dict:
 
 
 def summary_table(summary: dict) -> pd.DataFrame:
-    """Final test error, AUC and AP per method as 'mean ± std' strings, for display."""
+    """Final test error, AUC and AP per method as 'mean ± std' strings ('± —' for one
+    seed, which has no spread), for display."""
     rows = []
     for method, m in summary["methods"].items():
+        spread = (lambda k: f"{m[k]['std']:.4f}") if m["n_seeds"] > 1 else (lambda k: "—")
         rows.append({"method": method, "seeds": m["n_seeds"], "epochs": m["epochs"],
-                     **{k: f"{m[k]['mean']:.4f} ± {m[k]['std']:.4f}" for k in METRICS if k in m}})
+                     **{k: f"{m[k]['mean']:.4f} ± {spread(k)}" for k in METRICS if k in m}})
     return pd.DataFrame(rows).set_index("method")
+
+
+#: How a reading names the final metrics, and whether higher is better.
+READ = {"test_error": ("test error", False), "test_auc": ("ROC AUC", True),
+        "test_ap": ("average precision", True)}
+
+
+def reading(summary: dict, method: str = "aapu", baseline: str = "nnpu") -> str:
+    """Markdown: what the final means of ``method`` and ``baseline`` say together — which is
+    better on each metric and, where test error and ranking (AUC, AP) disagree, what that
+    means. Means over seeds, not a verdict: the verdict says whether a gap is beyond noise."""
+    if not {method, baseline} <= set(summary.get("methods", {})):
+        return ""
+    a, b = summary["methods"][method], summary["methods"][baseline]
+    labels = {m: get_method(m).label for m in (method, baseline)}
+    shown = {k: (round(a[k]["mean"], 4), round(b[k]["mean"], 4)) for k in READ if k in a and k in b}
+    better = {k: (x > y) == READ[k][1] for k, (x, y) in shown.items() if x != y}
+    if not better:
+        return ""
+    said = "; ".join(f"{'better' if better[k] else 'worse'} {READ[k][0]} ({shown[k][0]:.4f} "
+                     f"against {shown[k][1]:.4f})" for k in better)
+    text = (f"On the seeds' means (not a verdict: the verdict says whether a gap is beyond "
+            f"noise), {labels[method]} has, against {labels[baseline]}: {said}.")
+    error, ranking = better.get("test_error"), {better[k] for k in ("test_auc", "test_ap") if k in better}
+    if error is not None and ranking == {not error}:
+        text += (f" Error and ranking disagree: {labels[method if error else baseline]}'s lower "
+                 "error comes from where its threshold falls, not from ordering the test points "
+                 "better.")
+        if method == "aapu":
+            text += (" Whether aaPU's gain is only a shifted threshold is what nnPUSB tests on "
+                     "\"Where aaPU stands\".")
+    elif error is not None and ranking == {error}:
+        text += (f" Error and ranking agree: {labels[method if error else baseline]} both orders "
+                 "the test points better and thresholds them better.")
+    return text
 
 
 def shown_path(path) -> str:

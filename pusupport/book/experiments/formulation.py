@@ -2,6 +2,22 @@
 model and data; not an experiment of the paper)."""
 from ..claims import Claim, observed
 from ..experiment import TRAINING, Experiment, runs_of
+from ..records import reading
+
+
+def what_it_means(summary) -> str:
+    """Markdown: the final errors read against Eqs. 8–9 — whether uPU's negative risk
+    below zero cost it test error here, or showed only in the risk."""
+    errors = {m: summary["methods"][m]["test_error"]["mean"] for m in ("upu", "nnpu")}
+    if errors["upu"] <= errors["nnpu"]:
+        meaning = ("uPU ends with the lower (or equal) test error although its negative risk went "
+                   "below zero: at this scale the overfitting that nnPU's correction prevents "
+                   "shows in the risk, not yet in the error. The demonstration is of Eqs. 8–9, "
+                   "not of nnPU's gain in accuracy.")
+    else:
+        meaning = ("uPU's negative risk below zero goes with a higher final test error: the "
+                   "overfitting that nnPU's correction prevents, as Eqs. 8–9 predict.")
+    return f"{reading(summary, 'nnpu', 'upu')} {meaning}"
 
 
 def negative_risk(summary, history):
