@@ -76,3 +76,19 @@ def test_estimates_from_a_degenerate_p_vs_u_classifier_say_so():
     with pytest.warns(UserWarning, match="degenerate .* says nothing about π"):
         est = estimate_prior(x_p, x_u, model="mlp", epochs=1, lr=1e-12, device="cpu")
     assert all("degenerate" in e.note for e in est.values())
+
+
+def test_the_prior_page_says_where_a_wrong_prior_gives_the_lower_error_and_what_it_means():
+    import pandas as pd
+    from pusupport.book.experiments.prior import what_it_means
+    rows = [(m, label, seed, err) for m, errs in (("aapu", (0.062, 0.074, 0.080)), ("nnpu", (0.070, 0.065, 0.071)))
+            for label, err in zip(("×0.8", "×1", "×1.2"), errs) for seed in (0, 1)]
+    history = pd.DataFrame(rows, columns=["method", "prior_label", "seed", "test_error"]).assign(epoch=300)
+    text = what_it_means(history)
+    assert "aaPU 0.0620 with π ×0.8 (0.0740 with the true π)" in text
+    assert "nnPU 0.0650 with π ×1 (0.0650 with the true π)" in text
+    assert "For aaPU a wrong π gives a lower error" in text and "threshold" in text
+    history.loc[(history.method == "aapu") & (history.prior_label == "×1"), "test_error"] = 0.05
+    assert "wrong π" not in what_it_means(history)
+    history.loc[(history.method == "nnpu") & (history.prior_label == "×1.2"), "test_error"] = 0.01
+    assert "For nnPU" in what_it_means(history) and "a larger π" in what_it_means(history)

@@ -41,3 +41,16 @@ def test_the_answer_uses_the_adjusted_verdicts_and_says_what_they_allow():
     assert unclear.startswith("Not shown: adjusted for the 4 readings, none puts aaPU's")
     assert "ruled out under 1 of them, aaPU is worse under 1, and 2 cannot tell" in unclear
     assert "absence of evidence" in unclear
+
+
+def test_the_baseline_loss_reading_says_how_far_the_loss_alone_moves_nnpu():
+    import pandas as pd
+    from pusupport.book.experiments.readings import the_baseline_loss
+    table = pd.DataFrame([{"choice": BOOK_READING.choice, "aaPU": 0.0640, "nnPU": 0.0645},
+                          {"choice": "nnPU baseline's loss", "aaPU": 0.0640, "nnPU": 0.0336}])
+    text = the_baseline_loss(table)
+    assert "from 0.0645 (logistic) to 0.0336 (sigmoid), -0.0309" in text and "-0.0005 from" in text
+    assert "lowest error of the three" in text
+    table.loc[1, "nnPU"] = 0.07
+    assert "lowest" not in the_baseline_loss(table)
+    assert the_baseline_loss(table.iloc[:1]) == ""

@@ -6,6 +6,7 @@ from dataclasses import replace
 
 import pandas as pd
 
+from ...core.methods import get_method
 from ...core.progress import progress
 from ..claims import Claim, Outcome, floor_for, observed
 from ..verdicts import (CONTRADICTED, DESCRIPTIVE, MIN_SEEDS, Margin, judge, judge_jointly,
@@ -140,6 +141,35 @@ def sensitivity(summary, history):
         return Outcome(text, DESCRIPTIVE, len(seeds))
     worse = any(j.verdict == CONTRADICTED for j in judged)
     return observed(text, not worse and all(j.high < margin - floor for j in judged), worse)
+
+
+def what_it_means(history) -> str:
+    """Markdown: where each method's mean final error is lowest among the priors given, and,
+    where that is not the true π, what it means (a threshold effect, not a better prior)."""
+    last = history[history.epoch == history.epoch.max()]
+    mean = last.groupby(["method", "prior_label"]).test_error.mean()
+    true, parts, lower = factor_label(1), [], {}
+    for method in ("aapu", "nnpu"):
+        errors = mean[method]
+        best = errors.idxmin()
+        given = f"π {best}" if best.startswith("×") else f"the {best}"
+        parts.append(f"{get_method(method).label} {errors[best]:.4f} with {given} "
+                     f"({errors[true]:.4f} with the true π)")
+        if best != true and errors[best] < errors[true]:
+            lower[get_method(method).label] = best
+    text = "Lowest mean final test error among the priors given: " + "; ".join(parts) + "."
+    if lower:
+        factors = {float(b[1:]) for b in lower.values() if b.startswith("×")}
+        how = ("a smaller π weights the positive risk less and calls fewer points positive"
+               if factors and max(factors) < 1 else
+               "a larger π weights the positive risk more and calls more points positive"
+               if factors and min(factors) > 1 else "the classifier's threshold moves with π")
+        text += (f" For {' and '.join(lower)} a wrong π gives a lower error than the true one. "
+                 "The risk is unbiased only at the true π, but the error is taken at the "
+                 f"threshold g(x) = 0, which π moves: {how}. A wrong π that helps is a threshold "
+                 "correction on this task, not evidence for misstating π; nnPUSB's threshold, on "
+                 "\"Where aaPU stands\", corrects it from the data.")
+    return text
 
 
 EXPERIMENT = Experiment(

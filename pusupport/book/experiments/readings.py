@@ -155,6 +155,24 @@ def answer(table: pd.DataFrame) -> str:
             "of evidence for the gap, not evidence against it, except where ruled out.")
 
 
+def the_baseline_loss(table: pd.DataFrame) -> str:
+    """Markdown: what the baseline-loss reading says beside the book's own — how far the loss
+    alone moves nnPU, against how far aaPU's selection moves it from nnPU."""
+    rows = table.set_index("choice")
+    if BOOK_READING.choice not in rows.index or "nnPU baseline's loss" not in rows.index:
+        return ""
+    book, sigmoid = rows.loc[BOOK_READING.choice], rows.loc["nnPU baseline's loss"]
+    moved, gap = sigmoid["nnPU"] - book["nnPU"], book["aaPU"] - book["nnPU"]
+    text = (f"The baseline's loss alone moves nnPU's mean final error from {book['nnPU']:.4f} "
+            f"(logistic) to {sigmoid['nnPU']:.4f} (sigmoid), {moved:+.4f}; aaPU's selection moves "
+            f"it {gap:+.4f} from logistic nnPU.")
+    if sigmoid["nnPU"] < min(book["aaPU"], book["nnPU"]):
+        text += (" nnPU with Kiryo et al.'s sigmoid loss has the lowest error of the three: the "
+                 "paper's comparison, both under the logistic loss, leaves out the baseline a "
+                 "practitioner would run. \"Where aaPU stands\" compares aaPU with it directly.")
+    return text
+
+
 def answer_for(output_dir) -> str:
     """The answer written by the readings page under ``output_dir``, or why there is none."""
     import json
