@@ -26,6 +26,12 @@ Top-level keys (the performance issue's targets in brackets):
                                speed-up of stacking (< 1: one by one is faster), equal
                                final errors; the runtime's CPU_STACKED must list exactly
                                the models with a speed-up above 1
+  precision                    how far bf16 autocast moves what the verdicts test, the
+                               paired aaPU − nnPU final test error over 6 seeds at one
+                               thread (synthetic; Fashion-MNIST's setup), against an
+                               eighth of its float32 interval's width and against what
+                               float32 moves when the thread count goes 1 → 2
+                               (machine-dependent: bf16 kernels differ between CPUs)
 """
 from __future__ import annotations
 
@@ -368,6 +374,43 @@ def bench_stacking(data_dir, quick):
     return out
 
 
+def _paired(make_data, autocast: str, threads: int, **cfg):
+    """aaPU − nnPU final test error over 6 seeds, at ``autocast`` and ``threads``."""
+    from pusupport.book.verdicts import paired_difference
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        errors = {m: [r.history.test_error.iloc[-1] for r in train_seeds(
+            make_data, range(6), method=m, autocast=autocast, eval_every=0, progress=False,
+            device="cpu", **cfg)] for m in ("nnpu", "aapu")}
+    finally:
+        torch.set_num_threads(before)
+    return paired_difference(errors["aapu"], errors["nnpu"])
+
+
+def bench_precision(data_dir, quick):
+    """bf16 against float32 on the verdicts' quantity (see the module's docstring)."""
+    setups = {"synthetic": (synthetic, dict(epochs=10 if quick else 200, select_from=5 if quick else 100))}
+    if data_dir and (data_dir / "FashionMNIST").is_dir():
+        from pusupport.data.datasets import FASHION_MNIST_POSITIVE, load_fashion_mnist, make_pu
+        raw = load_fashion_mnist(data_dir, download=False)
+        setups["fashion_mnist"] = (
+            lambda seed: make_pu("fashion_mnist", raw, FASHION_MNIST_POSITIVE, n_labeled=1000,
+                                 n_unlabeled=10_000, seed=seed),
+            dict(epochs=2 if quick else 6, batch_size=2000, select_from=1 if quick else 2,
+                 n_select=750, weight_decay=5e-4, lr_schedule={},
+                 model={"name": "news_mlp", "activation": "relu"}))
+    out = {}
+    for name, (make_data, cfg) in setups.items():
+        fp32, bf16 = _paired(make_data, "off", 1, **cfg), _paired(make_data, "bf16", 1, **cfg)
+        threads = _paired(make_data, "off", 2, **cfg)
+        shift, noise = abs(bf16.mean - fp32.mean), abs(threads.mean - fp32.mean)
+        out[name] = {"fp32": fp32.mean, "bf16": bf16.mean, "bf16_shift": shift,
+                     "eighth_of_interval": (fp32.high - fp32.low) / 8, "thread_shift": noise,
+                     "within": shift <= max((fp32.high - fp32.low) / 8, noise)}
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--data-dir", default=os.environ.get("PUSUPPORT_DATA"))
@@ -401,6 +444,8 @@ def main(argv=None):
     if data and (data / "20news-bydate-train").is_dir():
         record("20news", bench_news, data, epochs=1 if quick else 3, top=("news_epoch_s",))
     record("stacking", bench_stacking, data, quick)
+    if cpu_bf16_instructions():
+        record("precision", bench_precision, data, quick)
     (ROOT / "results.json").write_text(json.dumps(results, indent=2))
     print(f"written {ROOT / 'results.json'}")
 
