@@ -87,3 +87,19 @@ def test_the_paired_curves_say_so_when_the_methods_share_no_evaluated_epoch():
                      columns=["method", "seed", "epoch", "test_error"])
     ax = paired_curves(h)
     assert "share no evaluated epoch" in ax.texts[0].get_text()
+
+
+def test_variant_dots_keep_the_plan_order_mark_the_default_and_zoom_to_the_values():
+    from pusupport.book.plots import variant_dots
+    rows = [("nnpu", s, 0.101 + s / 1000) for s in range(3)] + [
+        (f"n_select={n}", s, 0.094 + n / 100_000 + s / 1000) for n in (40, 80, 160, 320) for s in range(3)]
+    last = pd.DataFrame(rows, columns=["method", "seed", "test_error"])
+    ax = variant_dots(last, "nnpu", default="n_select=80")
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels == ["n_select=40", "n_select=80 (default)", "n_select=160", "n_select=320"]
+    low, high = ax.get_xlim()
+    assert 0.08 < low < 0.094 and 0.102 < high < 0.12          # not started at zero
+    assert "mean of 3 seeds, 95 % interval" in ax.get_xlabel()
+    one = variant_dots(last[last.seed == 0], "nnpu")
+    assert "one seed: no interval" in one.get_xlabel()
+    matplotlib.pyplot.close("all")

@@ -358,3 +358,34 @@ def paired_curves(history: pd.DataFrame, method: str = "aapu", baseline: str = "
            f"{metric.replace('_', ' ')} (< 0: {legend_name(method)} better)")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
     return ax
+
+
+def variant_dots(last: pd.DataFrame, baseline: str, default: str | None = None,
+                 metric: str = "test_error", ax=None):
+    """Final ``metric`` of each variant as a dot (mean over seeds) with its 95 % t interval
+    where there are several seeds, in the plan's order, beside ``baseline``'s mean (dashed)
+    and interval (band); the axis zoomed to the values, not started at zero, so that
+    near-equal variants can be told apart. ``default`` marks the variant run at the page's
+    default settings."""
+    from scipy.stats import t
+    ax = ax or plt.subplots(figsize=(7.5, 3.8))[1]
+    stats = last.groupby("method", sort=False)[metric].agg(["mean", "std", "count"])
+    half = (t.ppf(0.975, (stats["count"] - 1).clip(lower=1)) * stats["std"] / stats["count"] ** 0.5
+            ).where(stats["count"] > 1, 0.0)
+    base, variants = stats.loc[baseline], [m for m in stats.index if m != baseline]
+    color = palette(["aapu"])["aapu"]
+    for y, m in enumerate(variants):
+        ax.errorbar(stats.loc[m, "mean"], y, xerr=half[m] or None, fmt="o", color=color, capsize=3)
+    ax.axvline(base["mean"], color=palette([baseline]).get(baseline) or "0.3", ls="--", lw=1.2,
+               label=f"{legend_name(baseline)} (mean)")
+    if half[baseline]:
+        ax.axvspan(base["mean"] - half[baseline], base["mean"] + half[baseline], color="0.5",
+                   alpha=0.15, lw=0, label="its 95 % interval")
+    ax.set_yticks(range(len(variants)),
+                  [f"{m} (default)" if m == default else m for m in variants])
+    ax.invert_yaxis()
+    n = int(stats["count"].max())
+    ax.set(xlabel=f"final {metric.replace('_', ' ')} "
+           + (f"(mean of {n} seeds, 95 % interval)" if n > 1 else "(one seed: no interval)"))
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1), frameon=False)
+    return ax
