@@ -71,7 +71,8 @@ def loss_histograms(panels: dict, u_truth, top_k: int, bins: int = 100):
     """
     from ..core.selection import top_k_purity
     epochs = sorted({e for p in panels.values() for e in p["losses"]})
-    fig, axes = plt.subplots(len(panels), len(epochs), figsize=(3.6 * len(epochs), 2.9 * len(panels)),
+    # sized for the page's content column (~7.5 in): text stays readable at 1280 px
+    fig, axes = plt.subplots(len(panels), len(epochs), figsize=(2.6 * len(epochs), 2.2 * len(panels)),
                              squeeze=False)
     positive = (u_truth > 0).cpu().numpy()
     for row, (title, panel) in zip(axes, panels.items()):
@@ -83,11 +84,16 @@ def loss_histograms(panels: dict, u_truth, top_k: int, bins: int = 100):
             ax.hist([values[~pos], values[pos]], bins=bins, range=(lo, hi), stacked=True,
                     color=[N_COLOR, P_COLOR], label=["true N", "true P"])
             purity = top_k_purity(losses, u_truth.cpu()[:len(losses)], top_k)
-            ax.set_title(f"{title} — epoch {epoch}", fontsize=10)
-            ax.set_xlabel(f"loss ℓ(−g(x))\ntop-{top_k} purity: {purity:.1%}")
+            ax.text(0.97, 0.95, f"top-{top_k}\n{purity:.0%} P", transform=ax.transAxes, ha="right",
+                    va="top", fontsize=9, bbox=dict(facecolor="white", alpha=0.8, lw=0, pad=1.5))
             ax.set_yscale("log")
-        row[0].set_ylabel("U points")
-    axes[0][-1].legend(loc="upper right", fontsize=8)
+            ax.tick_params(which="both", labelsize=8)
+        row[0].set_ylabel(f"{title}\nU points (log)", fontsize=9)
+    for ax, epoch in zip(axes[0], epochs):
+        ax.set_title(f"epoch {epoch}", fontsize=10)
+    for ax in axes[-1]:
+        ax.set_xlabel("loss ℓ(−g(x))", fontsize=9)
+    axes[0][-1].legend(loc="upper left", bbox_to_anchor=(1.02, 1), fontsize=8, frameon=False)
     fig.tight_layout()
     return fig
 
