@@ -154,6 +154,25 @@ def test_a_rendered_page_shows_no_build_residue(page, built):
         assert re.search(rf'dataset\s*=\s*"{dataset}"', text), f"{page}: dataset is not {dataset}"
 
 
+#: The widest figure a page may save: the content column at 1280 px shows about 7.5 in
+#: at 100 %; a figure much wider is shrunk until its labels cannot be read.
+MAX_FIGURE_INCHES = 9.6
+
+
+@book
+def test_every_saved_figure_fits_the_page_column():
+    from PIL import Image
+    figures = sorted((SMOKE / "results").glob("*/*.png"))
+    require(bool(figures), "no smoke book build: run `make test`")
+    wide = {}
+    for png in figures:
+        with Image.open(png) as image:
+            inches = image.size[0] / image.info.get("dpi", (150, 150))[0]
+        if inches > MAX_FIGURE_INCHES:
+            wide[str(png.relative_to(SMOKE / "results"))] = round(inches, 1)
+    assert not wide, f"figures wider than {MAX_FIGURE_INCHES} in: {wide}"
+
+
 @book
 def test_page_figures_have_captions():
     text = (HTML / "pages" / "synthetic.html").read_text() if HTML.exists() else ""

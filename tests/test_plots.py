@@ -2,6 +2,7 @@
 import matplotlib
 
 matplotlib.use("Agg")
+import io  # noqa: E402
 import math  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -103,3 +104,13 @@ def test_variant_dots_keep_the_plan_order_mark_the_default_and_zoom_to_the_value
     one = variant_dots(last[last.seed == 0], "nnpu")
     assert "one seed: no interval" in one.get_xlabel()
     matplotlib.pyplot.close("all")
+
+
+def test_an_unbounded_interval_too_few_seeds_is_a_dotted_line_not_a_305_digit_label():
+    t = table([("a", -0.0005, -9e304, 9e304, INCONCLUSIVE), ("b", 0.0015, 0.0015, 0.0015, INCONCLUSIVE)])
+    ax = paired_intervals(t)
+    low, high = ax.get_xlim()
+    assert -0.01 < low < -0.0005 and 0.0015 < high < 0.01
+    assert [x.get_text() for x in ax.texts] == ["interval unbounded at these seeds"]
+    ax.figure.savefig(io.BytesIO(), bbox_inches="tight")
+    assert ax.figure.get_tightbbox().width < 12          # inches, not 88

@@ -105,7 +105,7 @@ def selection_scatter(x_u, u_truth, losses, ks=(200, 300, 400)):
     from ..core.selection import top_losses
     x, positive = x_u.cpu().numpy(), (u_truth > 0).cpu().numpy()
     grid = np.linspace(0, 10, 400)
-    fig, axes = plt.subplots(1, len(ks), figsize=(4.6 * len(ks), 3.8), sharey=True)
+    fig, axes = plt.subplots(1, len(ks), figsize=(3.0 * len(ks), 3.2), sharey=True)
     for ax, k in zip(np.atleast_1d(axes), ks):
         top = top_losses(losses, k, torch.ones(len(losses), dtype=torch.bool)).numpy()
         ax.scatter(x[:, 0], x[:, 1], s=6, c="0.8", label="U")
@@ -146,7 +146,7 @@ def memorization_curves(history: pd.DataFrame, ax=None):
 
 def selection_growth(history: pd.DataFrame, hue: str = "method"):
     """|S| and its purity per epoch (mean over seeds), one line per ``hue`` value."""
-    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 3.8))
+    fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.6))
     sns.lineplot(data=history, x="epoch", y="n_selected", hue=hue, errorbar="sd", ax=a)
     sns.lineplot(data=history.dropna(subset=["purity"]), x="epoch", y="purity", hue=hue,
                  errorbar="sd", ax=b, legend=False)
@@ -172,7 +172,7 @@ def image_grid(images, titles, positive=None, columns: int = 8, axes=None):
         img = images[i].float().cpu().numpy().transpose(1, 2, 0)
         ax.imshow(img.squeeze(-1) if img.shape[-1] == 1 else np.clip(img, 0, 1), cmap="gray")
         color = "black" if positive is None else (P_COLOR if positive[i] else "#d62728")
-        ax.set_title(titles[i], fontsize=8, color=color)
+        ax.set_title(titles[i], fontsize=9, color=color)
     if fig is not None:
         fig.tight_layout()
     return fig
@@ -180,15 +180,16 @@ def image_grid(images, titles, positive=None, columns: int = 8, axes=None):
 
 def curves_beside_images(history: pd.DataFrame, images=None, titles=(), positive=None,
                          columns: int = 6):
-    """Test error (and AUC where it is defined) per epoch, beside an image grid if given."""
+    """Test error (and AUC where it is defined) per epoch, above an image grid if given —
+    one column wide (7.5 in), so that titles stay readable in the rendered page."""
     metrics = [m for m in ("test_error", "test_auc") if history[m].notna().any()]
-    fig = plt.figure(figsize=(13 if images is not None else 5, 5), layout="constrained")
-    left, right = fig.subfigures(1, 2, width_ratios=[1, 1.8]) if images is not None else (fig, None)
-    for ax, metric in zip(left.subplots(max(1, len(metrics)), 1, squeeze=False).flat, metrics):
+    rows = max(1, -(-len(images) // columns)) if images is not None else 0
+    fig = plt.figure(figsize=(7.5, 3.2 + 1.45 * rows), layout="constrained")
+    top, bottom = (fig.subfigures(2, 1, height_ratios=[3.2, 1.45 * rows]) if rows else (fig, None))
+    for ax, metric in zip(top.subplots(1, max(1, len(metrics)), squeeze=False).flat, metrics):
         learning_curves(history, metric, ax=ax, ylabel=metric.replace("_", " "))
-    if right is not None:
-        rows = max(1, -(-len(images) // columns))
-        image_grid(images, titles, positive, columns, right.subplots(rows, columns, squeeze=False))
+    if bottom is not None:
+        image_grid(images, titles, positive, columns, bottom.subplots(rows, columns, squeeze=False))
     return fig
 
 
@@ -209,6 +210,9 @@ def paired_intervals(table: pd.DataFrame, ax=None):
     ax = ax or plt.subplots(figsize=(8, 0.45 * len(table) + 1.6))[1]
     mean, low, high = table["aaPU − nnPU"], table["low"].fillna(table["aaPU − nnPU"]), \
         table["high"].fillna(table["aaPU − nnPU"])
+    # too few seeds for the joint critical value: the interval spans everything (dotted)
+    unbounded = pd.concat([low.abs(), high.abs()], axis=1).max(axis=1) >= 1e3
+    low, high = low.where(~unbounded, mean), high.where(~unbounded, mean)
     far = _far_rows(pd.concat([low.abs(), high.abs()], axis=1).max(axis=1))
     left, right = min(0.0, low[~far].min()), max(0.0, high[~far].max())
     pad = 0.08 * (right - left) or 0.01
@@ -224,7 +228,12 @@ def paired_intervals(table: pd.DataFrame, ax=None):
                         xytext=(-8 * side, 8), textcoords="offset points", fontsize=8,
                         ha="right" if side > 0 else "left", color=c)
             continue
-        ax.hlines(y, lo, hi, color=c, lw=2.5)
+        if unbounded.iloc[y]:
+            ax.hlines(y, left, right, color=c, lw=1.2, ls=":")
+            ax.annotate("interval unbounded at these seeds", (m, y), xytext=(0, 6),
+                        textcoords="offset points", fontsize=8, ha="center", color=c)
+        else:
+            ax.hlines(y, lo, hi, color=c, lw=2.5)
         ax.scatter([m], [y], color=c, zorder=3, label=v)
     ax.set_xlim(left - 0.02 * pad, right + 0.02 * pad)
     ax.axvline(0, color="0.3", lw=1, ls="--")
@@ -258,7 +267,7 @@ def paired_differences(judged: list, columns: int = 2, axes=None):
     rows = -(-len(judged) // columns) if len(judged) > 1 else 1
     columns = min(columns, len(judged))
     if axes is None:
-        fig, axes = plt.subplots(rows, columns, figsize=(max(5.2 * columns, 7.5), 2.0 * rows + 0.7),
+        fig, axes = plt.subplots(rows, columns, figsize=(max(4.5 * columns, 7.5), 2.0 * rows + 0.7),
                                  squeeze=False)
     axes = list(axes.ravel()) if hasattr(axes, "ravel") else [axes]
     colors = verdict_colors()
@@ -302,7 +311,7 @@ def forest(table: pd.DataFrame, metrics: dict, outcomes: dict):
     datasets = list(dict.fromkeys(table.dataset))
     height = 0.42 * table.method.nunique() * len(datasets) + 1.6
     fig, axes = plt.subplots(len(datasets), len(metrics), squeeze=False,
-                             figsize=(4.2 * len(metrics), height))
+                             figsize=(3.0 * len(metrics), height))
     for row, dataset in zip(axes, datasets):
         for ax, (metric, name) in zip(row, metrics.items()):
             part = table[(table.dataset == dataset) & (table.metric == metric)].reset_index(drop=True)
