@@ -156,6 +156,10 @@ def test_negative_selection_takes_the_smallest_scored_losses():
     grow_negatives(EpochEnd(1, cfg, [chosen], {}, lambda: losses))
     assert chosen.indices.tolist() == [2, 4] and chosen.purity == 0.0
     assert [p["loss"] for p in chosen.picks] == [1.0, 2.0]
+    from pusupport.core.methods import grow_selection
+    aapu = SelectedSet(6, true_labels=torch.tensor([1, 1, -1, 1, -1, -1]))
+    grow_selection(EpochEnd(1, cfg, [aapu], {}, lambda: losses))
+    assert aapu.indices.tolist() == [0, 1]
 
 
 def test_robust_pu_welsch_weight_and_schedule_by_hand():

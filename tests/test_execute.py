@@ -75,11 +75,11 @@ def test_not_run_never_overwrites_an_earlier_successful_result(tmp_path):
 def test_the_progress_line_names_the_pages_left_and_estimates_from_the_last_build():
     line = execute.Progress(total=4, done=0, later=["summary"], earlier={"b": 600, "summary": 120},
                             workers=2)
-    assert line("a", 61.4, ["b"]) == ("[1/4] a: 61 s; left: b, summary; about 6 min left by the "
-                                      "last build's page times")
+    assert line("a", 61.4, ["b"]) == ("[1/4] a: 61 s; left: b, summary; about 6 min left by "
+                                      "earlier page times")
     assert line("b", None, ["c"]).startswith("[2/4] b: failed; left: c, summary; about 1 min left")
     assert "(1 pages not timed before)" in line("c", 1.0, ["d"])
-    assert line("d", 2.0, []).endswith("left: summary; about 1 min left by the last build's page times")
+    assert line("d", 2.0, []).endswith("left: summary; about 1 min left by earlier page times")
     assert execute.Progress(1, 0, [], {}, 2)("a", 1.0, ["x"]).endswith("no earlier page times")
 
 
@@ -91,3 +91,23 @@ def test_pages_that_read_other_pages_run_after_them_longest_first(monkeypatch):
     pages = [{"page": p} for p in ("summary", "a", "standing", "b", "c")]
     times, failed = execute.run_ray(pages, {"device": "cpu"}, 2, {"a": 10, "b": 30})
     assert waves == [["c", "b", "a"], ["standing"], ["summary"]] and len(times) == 5 and not failed
+
+
+def test_a_fresh_output_folder_takes_the_committed_reference_page_times(tmp_path, monkeypatch):
+    reference = tmp_path / "reference" / "{profile}" / "page_times.json"
+    monkeypatch.setattr(execute, "REFERENCE_TIMES", reference)
+    assert execute.earlier_times(tmp_path / "page_times_cpu.json", "cpu") == {}
+    (tmp_path / "reference" / "cpu").mkdir(parents=True)
+    (tmp_path / "reference" / "cpu" / "page_times.json").write_text(json.dumps(
+        {"measured": {"commit": "abc"}, "pages": {"readings": 1100.0}}))
+    assert execute.earlier_times(tmp_path / "page_times_cpu.json", "cpu") == {"readings": 1100.0}
+    (tmp_path / "page_times_cpu.json").write_text(json.dumps({"readings": 900.0}))
+    assert execute.earlier_times(tmp_path / "page_times_cpu.json", "cpu") == {"readings": 900.0}
+
+
+def test_the_committed_reference_page_times_name_every_page_of_the_book():
+    from pusupport.book.registry import book_pages
+    for profile in ("cpu",):
+        reference = json.loads(Path(str(execute.REFERENCE_TIMES).format(profile=profile)).read_text())
+        assert set(reference["pages"]) == {p["page"] for p in book_pages()}
+        assert {"commit", "machine", "date", "command", "wall_seconds"} <= set(reference["measured"])

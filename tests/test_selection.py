@@ -189,3 +189,9 @@ def test_top_k_purity():
     assert top_k_purity(losses, labels, 2, eligible=torch.tensor([True, False, True, True])) == 1.0
     assert math.isnan(top_k_purity(losses, labels, 0))
     assert top_k_purity(losses, torch.tensor([1, 0, 1, 1]), 2) == 0.5       # label 0 is negative
+
+
+def test_unscored_rows_of_a_dry_run_are_never_selected_largest_or_smallest():
+    losses = torch.tensor([3.0, 2.0, float("-inf"), float("-inf"), 1.0])
+    assert SelectedSet(5).update(losses, 4, epoch=1).tolist() == [0, 1, 4]
+    assert SelectedSet(5).update(losses, 4, epoch=1, smallest=True).tolist() == [4, 1, 0]

@@ -237,17 +237,17 @@ def _t_statistics(d: np.ndarray) -> np.ndarray:
     return np.where(sd > 1e-12, t, np.where(mean == 0, 0.0, np.where(mean > 0, np.inf, -np.inf)))
 
 
-def max_t_sign_flip(differences) -> tuple[list[float], float]:
+def max_t_sign_flip(differences, alpha: float = ALPHA) -> tuple[list[float], float]:
     """Westfall–Young max-|t| test for a family sharing its seeds: ``differences`` is
     seeds × members; each seed's sign is flipped jointly across the members (keeping their
-    correlation). Returns the adjusted p-values and the 95 % critical value of max |t|."""
+    correlation). Returns the adjusted p-values and the 1 − ``alpha`` critical value of max |t|."""
     d = np.asarray(differences)
     signs = _sign_patterns(d.shape[0])
     observed = np.nan_to_num(np.abs(_t_statistics(d)))                # ±inf: the largest float
     flipped = np.abs(_t_statistics(signs[:, :, None] * d[None]))      # patterns × members
     most = np.nan_to_num(flipped.max(axis=1))
     adjusted = [(most >= t * (1 - 1e-12)).mean() for t in observed]
-    return [float(p) for p in adjusted], float(np.quantile(most, 1 - ALPHA, method="higher"))
+    return [float(p) for p in adjusted], float(np.quantile(most, 1 - alpha, method="higher"))
 
 
 def judge_within(paired: Paired, margin: float, floor: float, family: int) -> Judged:
@@ -264,16 +264,21 @@ def judge_within(paired: Paired, margin: float, floor: float, family: int) -> Ju
                  adjustment=f"Bonferroni over {family}")
 
 
-def judge_jointly(paireds: list[Paired], margins: list[float], floors: list[float]) -> list[Judged]:
+def judge_jointly(paireds: list[Paired], margins: list[float], floors: list[float],
+                  across: int = 1) -> list[Judged]:
     """Claims stated together on the same seeds (e.g. the readings): the exact test is a
     max-|t| sign-flip test flipping each seed jointly across them, the t test's p-values
-    are Holm-adjusted, and each is judged on the simultaneous interval of max |t|."""
+    are Holm-adjusted, and each is judged on the simultaneous interval of max |t|.
+    ``across`` > 1: this family is one of that many stated together on other data (other
+    seeds): Bonferroni over them — p-values times ``across``, the interval at 1 − α/across."""
     if len({p.n for p in paireds}) != 1 or paireds[0].n < 2:
         raise ValueError("a joint family needs the same seeds (at least 2) for every member")
     k, n = len(paireds), paireds[0].n
-    p_exact, critical = max_t_sign_flip(np.column_stack([p.differences for p in paireds]))
-    how = f"max-|t| sign-flip over {k}"
+    p_exact, critical = max_t_sign_flip(np.column_stack([p.differences for p in paireds]),
+                                        ALPHA / across)
+    p_exact = [min(1.0, across * p) for p in p_exact]
+    p_t = [min(1.0, across * p) for p in holm([p.p_t for p in paireds])]
+    how = f"max-|t| sign-flip over {k}" + (f", Bonferroni over {across} families" if across > 1 else "")
     return [judge(p, margin, floor, p_t=pt, p_exact=pe, adjustment=how,
                   interval=(p.mean - critical * p.sd / math.sqrt(n), p.mean + critical * p.sd / math.sqrt(n)))
-            for p, margin, floor, pt, pe in zip(paireds, margins, floors, holm([p.p_t for p in paireds]),
-                                                p_exact)]
+            for p, margin, floor, pt, pe in zip(paireds, margins, floors, p_t, p_exact)]

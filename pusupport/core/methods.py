@@ -98,14 +98,16 @@ class Method:
     threshold: Callable | None = None
 
 
-def grow_selection(end: EpochEnd) -> None:
+def grow_selection(end: EpochEnd, smallest: bool = False, among: Callable | None = None) -> None:
     """aaPU's hook (Algorithm 1, lines 7–9): from ``select_from`` on, the ``n_select``
-    largest-loss U points of each member join its S."""
+    largest-loss U points of each member join its S (the ``smallest`` instead: negative
+    selection; only the U points ``among(selected)`` marks, if given: the oracle)."""
     cfg = end.config
     if cfg.selects_at(end.epoch):
         losses = end.u_losses()
         for k, selected in enumerate(end.selected):
-            selected.update(losses[k], cfg.n_select, end.epoch)
+            selected.update(losses[k], cfg.n_select, end.epoch, smallest=smallest,
+                            among=None if among is None else among(selected))
 
 
 METHODS: dict[str, Method] = {}

@@ -166,7 +166,8 @@ def negative_selection_risk(g_p, g_u, g_n, prior: float, loss: str = "logistic",
     under Kiryo et al.'s rule. As S in aaPU, N stays inside U and stays out of the
     correction term; 1/n_u is the weight a negative of U carries in R̂_n, as π/n_p is a
     labelled positive's in R̂_p. Mini-batch estimator: the batch's N over its U count.
-    With N empty this is exactly nnPU.
+    With N empty this is exactly nnPU. N's term is the part the rule never drops, so it
+    is reported inside ``positive`` (the logged ``risk_positive``), beside π·mean_P ℓ(g).
     """
     prior, ell = check_prior(prior), get_loss(loss)
     _check_scores(g_p, g_u)

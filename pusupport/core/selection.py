@@ -86,8 +86,7 @@ class SelectedSet:
         eligible = ~self.labeled if self.allow_repick else ~(self.labeled | self.mask)
         if among is not None:
             eligible = eligible & among
-        if smallest:
-            eligible = eligible & torch.isfinite(losses)
+        eligible = eligible & torch.isfinite(losses)
         picked = top_losses(-losses if smallest else losses, n_select, eligible)
         new = ~self.mask[picked]
         self.mask[picked] = True

@@ -78,8 +78,9 @@ def memorisation(summary, history):
     """At the largest noise rate, with the seeds' mean validation accuracy: the peak of the
     first two thirds of the epochs against the mean of the last third. Reproduced when
     the fall exceeds its noise threshold — (z at 5 %/E + z at 2.5 %/√L) binomial standard
-    errors of one epoch's accuracy on ``n_test`` validation points, E the early and L the
-    late epochs, so a flat noisy curve is not a fall — contradicted when the last third is
+    errors of one epoch's accuracy on ``n_test`` validation points (the seeds share them, so
+    their number does not enter), E the early and L the late epochs, so a flat noisy curve
+    is not a fall — contradicted when the last third is
     on average at or above the early peak."""
     from scipy.stats import norm
     worst = history[history.noise == history.noise.max()]
@@ -90,7 +91,8 @@ def memorisation(summary, history):
         return observed(f"{len(mean)} epochs: too few to compare an early peak with the last third",
                         False, False)
     peak, end = float(early.max()), float(late.mean())
-    se = math.sqrt(peak * (1 - peak) / (summary["n_test"] * worst.seed.nunique()))
+    # every seed is scored on the same validation points: more seeds do not shrink this
+    se = math.sqrt(peak * (1 - peak) / summary["n_test"])
     threshold = (norm.isf(0.05 / len(early)) + norm.isf(0.025) / math.sqrt(len(late))) * se
     text = (f"{worst.noise.max():.0%} noise: validation accuracy peaks at {peak:.3f} (epoch "
             f"{early.idxmax()} of {mean.index.max()}), the last third averages {end:.3f}: a fall "

@@ -34,11 +34,11 @@ LEFT_OUT = {
     "cpu": ({"synthetic": list(COMPARED), "fashion_mnist": ["nnpu", "nnpu_sigmoid", "nnpusb"],
              "20news": ["nnpu", "nnpu_sigmoid", "nnpusb"], "cifar10": ["nnpu", "nnpusb"]},
             "on a 2-core CPU each further method on a real data set costs about half its "
-            "comparison page (3–7 minutes of the book's time); at `cpu` the real data get "
-            "nnPU with the sigmoid loss and nnPUSB, which cost what nnPU costs and ask the "
-            "two questions the book's pages raise: Kiryo et al.'s default loss, and whether "
-            "aaPU's gain is a shifted threshold. The `paper` profile plans every method on "
-            "every data set"),
+            "comparison page (3–7 minutes of the book's time); at `cpu` Fashion-MNIST and "
+            "20 News get nnPU with the sigmoid loss and nnPUSB, which cost what nnPU costs and "
+            "ask the two questions the book's pages raise: Kiryo et al.'s default loss, and "
+            "whether aaPU's gain is a shifted threshold; CIFAR-10, the costliest, gets nnPUSB "
+            "only. The `paper` profile plans every method on every data set"),
     "smoke": ({**{d: list(COMPARED) for d in DATASETS}, "cifar10": ["nnpu", "nnpusb"]},
               "the smoke profile checks the plumbing; the `paper` dry run in the tests runs "
               "every method on CIFAR-10")}
@@ -161,11 +161,13 @@ def standings(history: pd.DataFrame, meta: dict, spread: dict | None = None) -> 
     """Every method against aaPU on each data set and metric: the paired difference method −
     aaPU over shared seeds, judged under the verdict rule with aaPU's side as the claim,
     jointly over a data set's methods and metrics (they share its seeds: a max-|t|
-    sign-flip test), Δ a tenth of the method's shortfall. ``difference``, ``low`` and
-    ``high`` are method − aaPU."""
+    sign-flip test), Bonferroni over the data sets (the page's sentence states them
+    together), Δ a tenth of the method's shortfall. ``difference``, ``low`` and ``high`` are
+    method − aaPU."""
     if history.empty:
         return pd.DataFrame()
     final, rows = _final(history), []
+    families = final.dataset.nunique()           # the sentence states them together
     for dataset, here in final.groupby("dataset", sort=False):
         info = meta[dataset]
         by = here.set_index(["method", "seed"])
@@ -182,7 +184,7 @@ def standings(history: pd.DataFrame, meta: dict, spread: dict | None = None) -> 
         floor = floor_for({"dataset": dataset, "profile": info["profile"], "n_test": info["n_test"]},
                           spread or {})
         paireds = [m[2] for m in members]
-        judged = (judge_jointly(paireds, [m[3] for m in members], [floor] * len(members))
+        judged = (judge_jointly(paireds, [m[3] for m in members], [floor] * len(members), families)
                   if len(seeds) >= MIN_SEEDS else [judge(p, m[3], floor) for p, m in zip(paireds, members)])
         for (method, metric, paired, margin, shown), j in zip(members, judged):
             oriented = -1 if metric in HIGHER_IS_BETTER else 1       # back to method − aaPU
@@ -201,7 +203,7 @@ def outcome(j) -> str:
         return WIN
     if j.verdict == CONTRADICTED:
         return LOSE
-    if j.verdict == RULED_OUT and j.high < j.margin:
+    if j.verdict == RULED_OUT and j.high < j.margin - j.floor:      # inside ±Δ on both sides
         return TIE
     return OPEN
 
@@ -229,11 +231,14 @@ def ranking(history: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
     return ranked.drop(columns="_error").set_index(["data set", "rank"])
 
 
-def sentence(table: pd.DataFrame, metric: str = "test_error") -> str:
+def sentence(table: pd.DataFrame, meta: dict | None = None, metric: str = "test_error") -> str:
     """The page's answer: against which usable methods aaPU wins, loses or ties on
-    ``metric``, per data set; then the counterfactuals."""
+    ``metric``, per data set; then the counterfactuals, and the data sets that did not run
+    (``meta``: per data set, its status and reason)."""
+    missing = [f"{d} ({m['reason']})" for d, m in (meta or {}).items() if m.get("status") != "run"]
+    absent = f" Not run: {'; '.join(missing)}." if missing else ""
     if table.empty:
-        return "No comparison was judged here (no data set ran, or a dry run)."
+        return "No comparison was judged here (no data set ran, or a dry run)." + absent
     rows = table[table.metric == metric]
 
     def listed(part, outcome):
@@ -245,14 +250,17 @@ def sentence(table: pd.DataFrame, metric: str = "test_error") -> str:
     said = [f"{verb} {listed(usable, o)}" for verb, o in (
         ("aaPU beats", WIN), ("loses to", LOSE), ("ties with", TIE)) if listed(usable, o)]
     rest = int((usable.outcome == OPEN).sum())
+    low, high = rows.seeds.min(), rows.seeds.max()
+    seeds = f"{low} seeds" if low == high else f"{low}–{high} seeds"
     text = (f"On {METRICS[metric]}, " + ("; ".join(said) if said else "aaPU is shown neither better "
             "nor worse than any method") + f"; {rest} of {len(usable)} comparisons are undecided "
-            f"at this scale ({rows.seeds.min()}–{rows.seeds.max()} seeds a data set).")
+            f"at this scale ({seeds} a data set, each judged by a "
+            f"{rows.adjustment.iloc[0] or 'test of its own'}).")
     counter = rows[~rows.usable]
     if not counter.empty:
         text += " Counterfactuals: " + "; ".join(
             f"{get_method(r.method).label} on {r.dataset}: {r.outcome}" for r in counter.itertuples()) + "."
-    return text
+    return text + absent
 
 
 def answer_for(output_dir) -> str:

@@ -6,17 +6,13 @@ Everything else is aaPU's: the selection machinery, the schedule, the logistic n
 """
 from __future__ import annotations
 
-from ..methods import EpochEnd, Method, register
+from functools import partial
+
+from ..methods import Method, grow_selection, register
 from ..risks import negative_selection_risk
 
-
-def grow_negatives(end: EpochEnd) -> None:
-    """aaPU's hook with the smallest losses instead of the largest."""
-    cfg = end.config
-    if cfg.selects_at(end.epoch):
-        losses = end.u_losses()
-        for k, selected in enumerate(end.selected):
-            selected.update(losses[k], cfg.n_select, end.epoch, smallest=True)
+#: aaPU's hook with the smallest losses instead of the largest.
+grow_negatives = partial(grow_selection, smallest=True)
 
 
 register(Method("negsel", "Negative selection", "nnPU plus a growing set of the smallest-loss U "

@@ -5,20 +5,21 @@ hidden labels, so it never stands beside the methods a practitioner can run.
 """
 from __future__ import annotations
 
-from ..methods import EpochEnd, Method, get_method, register
+from functools import partial
+
+from ..methods import Method, get_method, grow_selection, register
 
 
-def grow_from_true_positives(end: EpochEnd) -> None:
-    """aaPU's hook with the candidates restricted to U's true positives."""
-    cfg = end.config
-    if not cfg.selects_at(end.epoch):
-        return
-    losses = end.u_losses()
-    for k, selected in enumerate(end.selected):
-        if selected.true_labels is None:
-            raise ValueError("oracle aaPU needs U's true labels (u_truth): it is a "
-                             "counterfactual for data whose U labels are known")
-        selected.update(losses[k], cfg.n_select, end.epoch, among=selected.true_labels > 0)
+def true_positives(selected):
+    """U's true positives, the oracle's only candidates."""
+    if selected.true_labels is None:
+        raise ValueError("oracle aaPU needs U's true labels (u_truth): it is a "
+                         "counterfactual for data whose U labels are known")
+    return selected.true_labels > 0
+
+
+#: aaPU's hook with the candidates restricted to U's true positives.
+grow_from_true_positives = partial(grow_selection, among=true_positives)
 
 
 register(Method("aapu_oracle", "aaPU, oracle S", "aaPU whose S holds only true positives of U "
