@@ -226,16 +226,34 @@ class Progress:
 
     def __call__(self, page: str, seconds: float | None, left: list) -> str:
         self.done += 1
+        running = left[:self.workers]                    # Ray starts a wave's tasks in order
         left = [*left, *self.later]
         said = f"[{self.done}/{self.total}] {page}: " + (f"{seconds:.0f} s" if seconds is not None
                                                            else "failed")
         if not left:
             return said
+        queued = len(left) - len(running)
+        said += (f"; running: {', '.join(running)}" if running else "") + (
+            f"; {queued} more queued" if queued else "")
         known = [self.earlier[p] for p in left if p in self.earlier]
-        estimate = (f"about {sum(known) / self.workers / 60:.0f} min left by the last build's page "
+        estimate = (f"about {sum(known) / self.workers / 60:.0f} min left by earlier page "
                     "times" + ("" if len(known) == len(left) else f" ({len(left) - len(known)} "
                                "pages not timed before)") if known else "no earlier page times")
-        return f"{said}; left: {', '.join(left)}; {estimate}"
+        return f"{said}; {estimate}"
+
+
+#: Page times of a measured `make book` on the development machine (2 cores), committed so
+#: that a fresh clone's first build orders its pages longest first and estimates the time left.
+REFERENCE_TIMES = ROOT / "results" / "reference" / "{profile}" / "page_times.json"
+
+
+def earlier_times(timed: Path, profile: str) -> dict:
+    """{page: seconds} of this output folder's last build, else of the committed reference
+    build at ``profile``, else nothing."""
+    if timed.exists():
+        return json.loads(timed.read_text())
+    reference = Path(str(REFERENCE_TIMES).format(profile=profile))
+    return json.loads(reference.read_text())["pages"] if reference.exists() else {}
 
 
 def main(argv=None) -> int:
@@ -267,7 +285,7 @@ def main(argv=None) -> int:
               "device": args.device, "dry_run": args.dry_run}
     failed = {}
     timed = args.output_dir / f"page_times_{args.profile}.json"
-    earlier = json.loads(timed.read_text()) if timed.exists() else {}
+    earlier = earlier_times(timed, args.profile)
     if args.workers > 1 or os.environ.get("RAY_ADDRESS"):
         times, failed = run_ray(selected, kwargs, args.workers, earlier)
     else:

@@ -75,11 +75,12 @@ def test_not_run_never_overwrites_an_earlier_successful_result(tmp_path):
 def test_the_progress_line_names_the_pages_left_and_estimates_from_the_last_build():
     line = execute.Progress(total=4, done=0, later=["summary"], earlier={"b": 600, "summary": 120},
                             workers=2)
-    assert line("a", 61.4, ["b"]) == ("[1/4] a: 61 s; left: b, summary; about 6 min left by "
-                                      "earlier page times")
-    assert line("b", None, ["c"]).startswith("[2/4] b: failed; left: c, summary; about 1 min left")
+    assert line("a", 61.4, ["b"]) == ("[1/4] a: 61 s; running: b; 1 more queued; about 6 min "
+                                      "left by earlier page times")
+    assert line("b", None, ["c", "e", "f"]).startswith("[2/4] b: failed; running: c, e; 2 more "
+                                                       "queued; about 1 min left")
     assert "(1 pages not timed before)" in line("c", 1.0, ["d"])
-    assert line("d", 2.0, []).endswith("left: summary; about 1 min left by earlier page times")
+    assert line("d", 2.0, []).endswith("d: 2 s; 1 more queued; about 1 min left by earlier page times")
     assert execute.Progress(1, 0, [], {}, 2)("a", 1.0, ["x"]).endswith("no earlier page times")
 
 

@@ -85,7 +85,6 @@ def run_pages(script: str, pages: list[dict], kwargs: dict, task: dict,
     remote = ray.remote(run_page).options(**task, max_retries=0)
 
     def submit(page, attempt):
-        print(f"executing {page['page']} on Ray (attempt {attempt} of 2) ...", flush=True)
         return remote.remote(script, page, kwargs, task), page, attempt
 
     pending = dict((ref, (page, attempt)) for ref, page, attempt in (submit(p, 1) for p in pages))
