@@ -163,6 +163,7 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
     if first > 1:
         print(f"{label}: resumed from epoch {first - 1} of {cfg.epochs} ({path})")
     bar = progress(cfg.visited_epochs(first), cfg.progress, desc=label, leave=False)
+    threshold = None, None                   # (each member's decision threshold, its epoch)
     rows_scored = DRY_RUN_ROWS if cfg.dry_run else None
 
     def scores(x):                           # a method's second forward pass
@@ -198,9 +199,9 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
                     "diverged — lower the learning rate or check the inputs for NaN")
         metrics, train_errors = [[math.nan] * 3] * K, [None] * K
         if cfg.evaluates_at(epoch) and n_test > 0:
-            metrics = test_metrics(members, y_test, cfg.eval_batch_size, amp, rows_scored,
-                                   thresholds(method, members, members.prior,
-                                              cfg.eval_batch_size, amp, rows_scored))
+            threshold = thresholds(method, members, members.prior, cfg.eval_batch_size, amp,
+                                   rows_scored), epoch
+            metrics = test_metrics(members, y_test, cfg.eval_batch_size, amp, rows_scored, threshold[0])
         if method.supervised:
             train_errors = [math.nan] * K
             if cfg.evaluates_at(epoch):
@@ -226,7 +227,8 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
                 "optimizer": opt.state_dict(), "selected": [s.state_dict() for s in selected],
                 "rng": {"members": members.rng_state(), "batches": [g.get_state() for g in batch_gens]},
                 "method_state": state, "history": rows, "u_losses": u_losses})
-    final = thresholds(method, members, members.prior, cfg.eval_batch_size, amp, rows_scored)
+    final = (threshold[0] if threshold[1] == cfg.epochs else      # the last evaluation's, if last
+             thresholds(method, members, members.prior, cfg.eval_batch_size, amp, rows_scored))
     final = [0.0] * K if final is None else final.tolist()
     return [RunResult(pd.DataFrame(r), model, sel, replace(cfg, seed=s), u, t)
             for r, model, sel, s, u, t in zip(rows, members.models(), selected, seeds, u_losses,
