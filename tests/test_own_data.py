@@ -248,3 +248,21 @@ def test_the_own_data_page_takes_any_usable_method_and_vpu_no_prior():
         own_data_settings(resolve_page("own_data", method="vpu", **{**kw, "prior": 0.3}))
     with pytest.raises(ValueError, match=r"unknown method 'negsel': use one of \[.*'vpu'\]"):
         own_data_settings(resolve_page("own_data", method="negsel", **kw))
+
+
+def test_what_the_reader_sets_on_the_page_wins_over_the_small_data_rules():
+    from pusupport.apps import own
+    from pusupport.book.experiments.own_data import own_data_settings
+    from pusupport.book.pages import resolve_page
+    from pusupport.core.config import ModelConfig
+    kw = dict(profile="smoke", device="cpu", seeds=None, data_dir=None, output_dir="results",
+              dry_run=0, checkpoints=None, runner=None, image_folder=None, features="t.csv",
+              label_column=None, positive_classes=[1], image_size=None, prior=None, model=None,
+              n_labeled=None, method=None)
+    s = own_data_settings(resolve_page("own_data", epochs=7, lr=2e-5, **kw))
+    assert s["given"] == {"epochs": 7, "lr": 2e-5}
+    small = own.train_config(200, ModelConfig(), base=s["train"], **s["given"])   # a small U
+    assert small.lr == 2e-5 and small.epochs == 7 and small.batch_size < s["train"].batch_size
+    default = own.train_config(200, ModelConfig(), base=s["train"])
+    assert default.lr == own.SMALL_LR                       # the rule, where nothing was set
+    assert own_data_settings(resolve_page("own_data", epochs=None, lr=None, **kw))["given"] == {}

@@ -29,7 +29,7 @@ def own_data_settings(page: Page) -> dict:
     if not positive:
         raise ValueError("positive_classes is required with your own data: "
                          "-y 'positive_classes: [name1, name2]'")
-    s = page.settings
+    s, profile = page.settings, page.experiment.resolve(page.dataset, page.profile)[1]
     return {"image_folder": folder, "features": p.get("features"),
             "method": check_method(p.get("method") or "aapu", p.get("prior")),
             "label_column": p.get("label_column") or "label",
@@ -38,7 +38,11 @@ def own_data_settings(page: Page) -> dict:
             "n_labeled": s.data.n_labeled, "n_unlabeled": s.data.n_unlabeled,
             "train": replace(s.train, device=page.device, seed=page.seeds[0],
                              checkpoint_dir=str(page.results_dir / "checkpoints")
-                             if page.checkpoints else None)}
+                             if page.checkpoints else None),
+            # what the reader set (settings other than the profile's) wins over the rules
+            # for small data (own.train_config)
+            "given": {k: getattr(s.train, k) for k in TRAINING
+                      if getattr(s.train, k) != getattr(profile.train, k)}}
 
 
 def result_text(data, true_prior: float, estimate, result, model_path, warning: str = "") -> str:
