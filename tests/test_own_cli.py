@@ -144,6 +144,15 @@ def test_nan_in_a_feature_table(capsys, tmp_path):
     assert "1 training row(s) hold NaN or inf values: remove or impute them" in msg
 
 
+def test_an_empty_table_or_one_without_rows_says_so(capsys, tmp_path):
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "header.csv").write_text("a,b,label\n")
+    for name in ("empty.csv", "header.csv"):
+        msg = error_of(capsys, "train", "--features", tmp_path / name, "--positive", 1, "--out",
+                       tmp_path / "m.pt", *TRAIN)
+        assert f"{name} holds no rows: give a table with a header line and one row per example" in msg
+
+
 def test_a_truncated_model_and_inputs_the_model_cannot_take(capsys, trained, tmp_path):
     path, _ = trained
     cut = tmp_path / "cut.pt"
@@ -226,7 +235,8 @@ def test_a_small_folder_trains_to_a_useful_model_at_the_defaults(tmp_path):
     assert abs(estimate - 0.2) <= 0.1, log
     assert "60 labelled positives, 300 unlabelled" in log and "batch 30, lr 0.001" in log
     auc = float(log.split("AUC ")[1].split()[0])
-    assert auc >= 0.95, log
+    error = float(log.split("test error ")[1].split(",")[0])
+    assert auc >= 0.95 and error <= 0.1, log          # ranks well *and* thresholds well
     assert (tmp_path / "m.pt").is_file()
 
 

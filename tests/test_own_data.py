@@ -266,3 +266,16 @@ def test_what_the_reader_sets_on_the_page_wins_over_the_small_data_rules():
     default = own.train_config(200, ModelConfig(), base=s["train"])
     assert default.lr == own.SMALL_LR                       # the rule, where nothing was set
     assert own_data_settings(resolve_page("own_data", epochs=None, lr=None, **kw))["given"] == {}
+
+
+def test_small_data_lower_the_rate_tenfold_for_the_last_fifth_unless_a_schedule_is_given():
+    from pusupport.apps import own
+    from pusupport.core.config import ModelConfig
+    small = own.train_config(300, ModelConfig())                     # a tenth of U: batch 30
+    assert small.batch_size == 30 and small.lr == own.SMALL_LR and small.epochs == 50
+    assert small.lr_schedule == {40: own.SMALL_LR / 10}
+    assert [small.lr_at(e) for e in (40, 41, 50)] == [own.SMALL_LR, own.SMALL_LR / 10, own.SMALL_LR / 10]
+    assert own.train_config(300, ModelConfig(), lr=5e-4).lr_schedule == {40: 5e-5}
+    assert own.train_config(300, ModelConfig(), lr_schedule={}).lr_schedule == {}      # given: kept
+    assert own.train_config(100_000, ModelConfig()).lr_schedule == {}                  # large U
+    assert own.train_config(100_000, ModelConfig(), batch_size=32).lr_schedule == {}   # a choice

@@ -18,7 +18,8 @@ from ..core.methods import usable_methods
 from ..core.training import train
 
 SIZES = ("small data (U under ten batches): a batch of a tenth of U (at least 16), Adam's rate "
-         "1e-3, and a P-vs-U classifier trained for at least 300 steps")
+         "1e-3, a tenth of it for the last fifth of the epochs, and a P-vs-U classifier "
+         "trained for at least 300 steps")
 
 
 class LearnedNothing(Exception):

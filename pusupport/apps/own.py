@@ -90,7 +90,13 @@ def read_table(path, label_column: str | None = None, columns=None):
         frame.columns = [str(c) for c in frame.columns]
         labels = None if y is None else pd.Series(y)
     else:
-        frame = pd.read_csv(path) if suffix == ".csv" else pd.read_parquet(path)
+        try:
+            frame = pd.read_csv(path) if suffix == ".csv" else pd.read_parquet(path)
+        except pd.errors.EmptyDataError:
+            frame = pd.DataFrame()
+        if frame.empty:
+            raise ValueError(f"{path} holds no rows: give a table with a header line and one "
+                             "row per example")
         labels = frame.pop(label_column) if label_column in frame.columns else None
         if columns is None and labels is None:
             raise ValueError(f"{path} has no label column {label_column!r}; its columns are "
@@ -329,13 +335,19 @@ def check_output(path, option: str, folder: bool = False) -> Path:
 def train_config(n_unlabeled: int, model: ModelConfig, method: str = "aapu", epochs: int | None = None,
                  base: TrainConfig | None = None, **overrides) -> TrainConfig:
     """aaPU's settings for your data (default: the own-data page's 'paper' settings), with
-    :func:`small_data`'s batch and rate for a small U; ``overrides`` win. It selects 2 % of
-    U an epoch from epoch ⌊epochs/4⌋ (at least 1)."""
-    cfg = small_data(base or Settings().merge(OWN_DATA["paper"]).train, n_unlabeled)
-    epochs = cfg.epochs if epochs is None else epochs
-    return merge(cfg, {"method": method, "model": model, "epochs": epochs,
-                       "n_select": max(1, n_unlabeled // 50), "select_from": max(1, epochs // 4),
-                       **overrides}, "train")
+    :func:`small_data`'s batch and rate for a small U, whose rate then falls tenfold for the
+    last fifth of the epochs (the final model, the one saved, is then not a spike of
+    high-rate noise); ``overrides`` win. It selects 2 % of U an epoch from epoch
+    ⌊epochs/4⌋ (at least 1)."""
+    base = base or Settings().merge(OWN_DATA["paper"]).train
+    cfg = small_data(base, n_unlabeled)
+    small, epochs = cfg is not base, cfg.epochs if epochs is None else epochs
+    cfg = merge(cfg, {"method": method, "model": model, "epochs": epochs,
+                      "n_select": max(1, n_unlabeled // 50), "select_from": max(1, epochs // 4),
+                      **overrides}, "train")
+    if small and not cfg.lr_schedule and "lr_schedule" not in overrides and epochs >= 5:
+        cfg = replace(cfg, lr_schedule={epochs - epochs // 5: cfg.lr / 10})
+    return cfg
 
 
 def save(path, result, own: OwnData, data: PUData, positive) -> Path:
