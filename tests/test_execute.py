@@ -105,10 +105,3 @@ def test_a_fresh_output_folder_takes_the_committed_reference_page_times(tmp_path
     (tmp_path / "page_times_cpu.json").write_text(json.dumps({"readings": 900.0}))
     assert execute.earlier_times(tmp_path / "page_times_cpu.json", "cpu") == {"readings": 900.0}
 
-
-def test_the_committed_reference_page_times_name_every_page_of_the_book():
-    from pusupport.book.registry import book_pages
-    for profile in ("cpu",):
-        reference = json.loads(Path(str(execute.REFERENCE_TIMES).format(profile=profile)).read_text())
-        assert set(reference["pages"]) == {p["page"] for p in book_pages()}
-        assert {"commit", "machine", "date", "command", "wall_seconds"} <= set(reference["measured"])
