@@ -92,3 +92,13 @@ def test_the_prior_page_says_where_a_wrong_prior_gives_the_lower_error_and_what_
     assert "wrong π" not in what_it_means(history)
     history.loc[(history.method == "nnpu") & (history.prior_label == "×1.2"), "test_error"] = 0.01
     assert "For nnPU" in what_it_means(history) and "a larger π" in what_it_means(history)
+
+
+def test_the_prior_reading_is_silent_where_there_is_nothing_to_read():
+    import pandas as pd
+    from pusupport.book.experiments.prior import what_it_means
+    from pusupport.book.experiments.formulation import what_it_means as formulation_reading
+    dry = pd.DataFrame({"method": ["aapu", "nnpu"], "prior_label": ["×1", "×1"], "seed": [0, 0],
+                        "test_error": [0.1, float("nan")], "epoch": [20, 1]})
+    assert what_it_means(dry) == ""
+    assert formulation_reading({"methods": {"nnpu": {"test_error": {"mean": 0.1}}}}) == ""

@@ -387,13 +387,15 @@ def variant_dots(last: pd.DataFrame, baseline: str, default: str | None = None,
     stats = last.groupby("method", sort=False)[metric].agg(["mean", "std", "count"])
     half = (t.ppf(0.975, (stats["count"] - 1).clip(lower=1)) * stats["std"] / stats["count"] ** 0.5
             ).where(stats["count"] > 1, 0.0)
-    base, variants = stats.loc[baseline], [m for m in stats.index if m != baseline]
+    variants = [m for m in stats.index if m != baseline]
     color = palette(["aapu"])["aapu"]
     for y, m in enumerate(variants):
         ax.errorbar(stats.loc[m, "mean"], y, xerr=half[m] or None, fmt="o", color=color, capsize=3)
-    ax.axvline(base["mean"], color=palette([baseline]).get(baseline) or "0.3", ls="--", lw=1.2,
-               label=f"{legend_name(baseline)} (mean)")
-    if half[baseline]:
+    if baseline in stats.index:
+        ax.axvline(stats.loc[baseline, "mean"], color=palette([baseline]).get(baseline) or "0.3",
+                   ls="--", lw=1.2, label=f"{legend_name(baseline)} (mean)")
+    if baseline in stats.index and half[baseline]:
+        base = stats.loc[baseline]
         ax.axvspan(base["mean"] - half[baseline], base["mean"] + half[baseline], color="0.5",
                    alpha=0.15, lw=0, label="its 95 % interval")
     ax.set_yticks(range(len(variants)),

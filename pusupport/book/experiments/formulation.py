@@ -8,6 +8,8 @@ from ..records import reading
 def what_it_means(summary) -> str:
     """Markdown: the final errors read against Eqs. 8–9 — whether uPU's negative risk
     below zero cost it test error here, or showed only in the risk."""
+    if not {"upu", "nnpu"} <= set(summary["methods"]):       # e.g. a dry run's other epochs
+        return ""
     errors = {m: summary["methods"][m]["test_error"]["mean"] for m in ("upu", "nnpu")}
     if errors["upu"] <= errors["nnpu"]:
         meaning = ("uPU ends with the lower (or equal) test error although its negative risk went "
