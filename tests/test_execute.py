@@ -105,3 +105,11 @@ def test_a_fresh_output_folder_takes_the_committed_reference_page_times(tmp_path
     (tmp_path / "page_times_cpu.json").write_text(json.dumps({"readings": 900.0}))
     assert execute.earlier_times(tmp_path / "page_times_cpu.json", "cpu") == {"readings": 900.0}
 
+
+
+def test_the_committed_reference_page_times_name_pages_of_the_book_and_their_provenance():
+    from pusupport.book.registry import book_pages
+    reference = json.loads(Path(str(execute.REFERENCE_TIMES).format(profile="cpu")).read_text())
+    assert set(reference["pages"]) <= {p["page"] for p in book_pages()} and reference["pages"]
+    assert all(seconds > 0 for seconds in reference["pages"].values())
+    assert {"commit", "machine", "date", "command", "wall_seconds", "note"} <= set(reference["measured"])
