@@ -179,9 +179,9 @@ def test_page_figures_have_captions():
     require(bool(text), "no smoke book build: run `make test`")
     assert re.search(r'<figcaption>.*Test error of nnPU and aaPU', text, re.S)
     assert re.search(r'<figcaption>.*The evidence behind the verdict', text, re.S)
-    # numbered as this page's figures, never a bare "Fig. N" that reads as the paper's
+    # numbered as the book's figures, never a bare "Fig. N" that reads as the paper's
     numbers = re.findall(r'caption-number">([^<]*)<', text)
-    assert numbers and all(re.fullmatch(r"Fig\. \d+ of this page\s*", n) for n in numbers), numbers
+    assert numbers and all(re.fullmatch(r"Book fig\. \d+\s*", n) for n in numbers), numbers
     summary = (HTML / "pages" / "summary.html").read_text()
     assert re.search(r'<figcaption>.*Every comparative claim of the table', summary, re.S)
     assert "No run-to-run spread has been measured at the <code" in summary          # smoke: none
