@@ -26,6 +26,12 @@ Top-level keys (the performance issue's targets in brackets):
                                speed-up of stacking (< 1: one by one is faster), equal
                                final errors; the runtime's CPU_STACKED must list exactly
                                the models with a speed-up above 1
+  readings                     the readings page's grid (every run it plans × 10 seeds, the
+                               synthetic task, fewer epochs) at one thread: trained as one
+                               network stacked across settings (train_grid) against run
+                               by run, each run's seeds stacked (the book before) [≥ 4×],
+                               equal final errors; and the settings-stacked step against
+                               bare batched matmuls of its shapes [training_vs_floor ≤ 2.5]
   precision                    how far bf16 autocast moves what the verdicts test, the
                                paired aaPU − nnPU final test error over 6 seeds at one
                                thread (synthetic; Fashion-MNIST's setup), against an
@@ -374,6 +380,47 @@ def bench_stacking(data_dir, quick):
     return out
 
 
+def bench_readings(quick):
+    """The readings grid stacked across settings vs run by run (see the module's docstring)."""
+    from dataclasses import replace
+    from pusupport.book.experiments.readings import EXPERIMENT, plan
+    from pusupport.core.training import train_grid
+    epochs = 6 if quick else 60
+    _, s = EXPERIMENT.resolve("synthetic", "cpu", {"epochs": epochs})
+    s = s.merge({"train": {"select_from": epochs // 3, "progress": False, "device": "cpu"}})
+    specs, seeds = plan(s), list(range(3 if quick else s.page.n_seeds))
+    datas = {seed: synthetic(seed) for seed in seeds}
+    configs = [spec.train(s.train) for spec in specs]
+    makes = [datas.__getitem__ if spec.prior is None else
+             {seed: replace(d, prior=spec.prior) for seed, d in datas.items()}.__getitem__
+             for spec in specs]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        start = time.perf_counter()
+        grid = train_grid(makes, seeds, configs)
+        t_grid = time.perf_counter() - start
+        start = time.perf_counter()
+        one_by_one = [train_seeds(make, seeds, cfg) for make, cfg in zip(makes, configs)]
+        t_runs = time.perf_counter() - start
+        members = len(configs) * len(seeds)
+        n_p, n_u = len(datas[0].x_p), len(datas[0].x_u)
+        n_batches = len(stratified_batches(n_p, n_u, torch.arange(0), s.train.batch_size,
+                                           torch.Generator().manual_seed(0)))
+        rows = math.ceil((n_p + n_u) / n_batches)
+        bf16 = cpu_bf16_instructions()
+        floor_step = timed(bare_training_step(members, rows, BF16 if bf16 else torch.float32), 50)
+    finally:
+        torch.set_num_threads(threads)
+    differences = [abs(a.history.test_error.iloc[-1] - b.history.test_error.iloc[-1])
+                   for runs_a, runs_b in zip(grid, one_by_one) for a, b in zip(runs_a, runs_b)]
+    return {"runs": len(configs), "seeds": len(seeds), "members": members, "epochs": epochs,
+            "stacked_across_settings_s": t_grid, "run_by_run_s": t_runs,
+            "readings_speedup": t_runs / t_grid, "max_final_error_difference": max(differences),
+            "step_ms": 1e3 * t_grid / (epochs * n_batches), "floor_step_ms": 1e3 * floor_step,
+            "training_vs_floor": t_grid / (epochs * n_batches * floor_step)}
+
+
 def _paired(make_data, autocast: str, threads: int, **cfg):
     """aaPU − nnPU final test error over 6 seeds, at ``autocast`` and ``threads``."""
     from pusupport.book.verdicts import paired_difference
@@ -444,6 +491,8 @@ def main(argv=None):
     if data and (data / "20news-bydate-train").is_dir():
         record("20news", bench_news, data, epochs=1 if quick else 3, top=("news_epoch_s",))
     record("stacking", bench_stacking, data, quick)
+    record("readings", bench_readings, quick, top=("readings_speedup",))
+    results["training_vs_floor_stacked_settings"] = results["readings"]["training_vs_floor"]
     if cpu_bf16_instructions():
         record("precision", bench_precision, data, quick)
     (ROOT / "results.json").write_text(json.dumps(results, indent=2))

@@ -86,8 +86,8 @@ def test_its_per_point_state_is_checkpointed_and_resumed(tmp_path, monkeypatch):
         train(data(1), seed=1, **cfg)
     monkeypatch.setattr(checkpoint, "save", save)
     saved = torch.load(next((tmp_path / "run").glob("*.pt")), weights_only=False)
-    assert saved["epoch"] == 3 and float(saved["method_state"]["epochs_seen"][0]) == 3
-    assert not torch.all(saved["method_state"]["weight"] == 1)
+    assert saved["epoch"] == 3 and float(saved["method_state"][0]["epochs_seen"][0]) == 3
+    assert not torch.all(saved["method_state"][0]["weight"] == 1)
     resumed = train(data(1), seed=1, **cfg)
     pd.testing.assert_frame_equal(resumed.history.drop(columns="wall_time"),
                                   whole.history.drop(columns="wall_time"))

@@ -148,14 +148,28 @@ def test_every_book_page_declares_and_passes_its_parameters():
         assert {k.arg: k.value.id for k in calls[0].keywords} == {k: k for k in declared}, name
 
 
-def test_run_methods_vectorises_the_mlp_and_keeps_the_tidy_layout(tmp_path):
-    from pusupport.book.runs import data_for, run_methods
+def test_a_plan_stacks_its_mlp_runs_across_settings_and_keeps_the_tidy_layout(tmp_path, monkeypatch):
+    from dataclasses import replace
+    from pusupport.book.experiment import RunSpec
+    from pusupport.book.runs import jobs_of, run_plan
+    from pusupport.core import runtime
     exp = resolve_page("synthetic", **params("synthetic", profile="smoke", seeds=[0, 1],
                                            output_dir=str(tmp_path)))
-    h = run_methods(exp, {"nnpu": {"method": "nnpu"}, "naive": {"method": "naive"}}, data_for(exp))
-    assert list(dict.fromkeys(zip(h.method, h.seed))) == [("nnpu", 0), ("nnpu", 1), ("naive", 0),
-                                                          ("naive", 1)]
+    specs = [RunSpec("nnpu", "nnpu"), RunSpec("naive", "naive"), RunSpec("aapu", "aapu"),
+             RunSpec("aapu π=0.3", "aapu", prior=0.3),
+             RunSpec("aapu n_labeled=30", "aapu", {"data": {"n_labeled": 30}})]
+    seed_by_seed = [(("naive",), (0,)), (("naive",), (1,))]      # naive's S joins P: not stackable
+    jobs = [(job.labels, job.seeds) for job in jobs_of(exp, specs)]
+    assert jobs == [((s.label,), (0, 1)) for s in specs if s.method != "naive"] + seed_by_seed
+    stacking_settings = runtime.resolve               # the CUDA default, on this CPU
+    monkeypatch.setattr(runtime, "resolve", lambda cfg: replace(stacking_settings(cfg), stack_settings=True))
+    jobs = [(job.labels, job.seeds) for job in jobs_of(exp, specs)]
+    assert jobs == [(("nnpu", "aapu", "aapu π=0.3"), (0, 1)), (("aapu n_labeled=30",), (0, 1)),
+                    *seed_by_seed]
+    h = run_plan(exp, specs)
+    assert list(dict.fromkeys(zip(h.method, h.seed))) == [(s.label, seed) for s in specs for seed in (0, 1)]
     assert (h.groupby(["method", "seed"]).epoch.max() == exp.settings.train.epochs).all()
+    assert not h[h.method == "aapu π=0.3"].risk.equals(h[h.method == "aapu"].risk)
 
 
 def test_random_rows_do_not_follow_a_class_sorted_order():
@@ -170,15 +184,17 @@ def test_random_rows_do_not_follow_a_class_sorted_order():
 def test_paper_profile_runs_checkpoint_and_resume(tmp_path):
     """At the paper profile a page's runs checkpoint; re-running the page resumes them."""
     from pusupport.data import synthetic
-    from pusupport.book.runs import run_methods
+    from pusupport.book.experiment import RunSpec
+    from pusupport.book.runs import run_plan
     exp = resolve_page("synthetic", **params("synthetic", epochs=3, select_from=2, seeds=[0, 1],
                                            output_dir=str(tmp_path)))
 
     def make_data(seed):
         return synthetic(seed, n_labeled=40, n_unlabeled=200, n_test=300)
-    first = run_methods(exp, ["nnpu"], make_data, progress=False)
+    nnpu = [RunSpec("nnpu", "nnpu", {"train": {"progress": False}})]
+    first = run_plan(exp, nnpu, make_data)
     assert (exp.results_dir / "checkpoints" / "nnpu" / "nnpu-seeds0_1.pt").exists()
-    again = run_methods(exp, ["nnpu"], make_data, progress=False)
+    again = run_plan(exp, nnpu, make_data)
     assert again.equals(first)                     # resumed at its end: wall times included
 
 

@@ -8,7 +8,9 @@ from pusupport.core import checkpoint, training
 from pusupport.data import PUData, synthetic
 from pusupport.core.sparse import SparseRows
 from pusupport.core.stacking import NotStackable
-from pusupport.core.training import TrainConfig, train, train_seeds
+from dataclasses import replace
+
+from pusupport.core.training import TrainConfig, train, train_grid, train_seeds
 
 SEEDS = [0, 1, 2]
 
@@ -98,6 +100,39 @@ def test_vectorised_run_resumes_from_its_checkpoint(tmp_path, monkeypatch):
         assert torch.equal(a.selected.mask, b.selected.mask)
     with pytest.raises(ValueError, match=r"different settings \['lr'\]"):
         train_seeds(data, SEEDS, checkpoint_dir=str(tmp_path), **{**cfg, "lr": 1e-3})
+
+
+def test_each_member_of_a_settings_stack_equals_its_single_run():
+    """Settings stacked as one network — π, the loss, n_select, select_from, re-picks, S's
+    weight and the method differing by member — give each member its own run's numbers."""
+    base = dict(epochs=10, batch_size=64, lr=3e-3, lr_schedule={7: 1e-3}, progress=False)
+    runs = [(dict(method="aapu", n_select=5, select_from=3), data),
+            (dict(method="aapu", n_select=3, select_from=5, allow_repick=False), data),
+            (dict(method="aapu", n_select=5, select_from=3, s_weight="union"), data),
+            (dict(method="nnpu", loss="sigmoid"), data),
+            (dict(method="nnpu"), lambda seed: replace(data(seed), prior=0.3)),
+            (dict(method="upu"), data)]
+    configs = [TrainConfig(**base, **changes) for changes, _ in runs]
+    together = train_grid([make for _, make in runs], SEEDS, configs)
+    cols = ["risk", "risk_positive", "risk_negative", "corrected_fraction", "test_error",
+            "test_auc", "n_selected"]
+    for config, (_, make), results in zip(configs, runs, together):
+        for seed, stacked in zip(SEEDS, results):
+            single = train(make(seed), config, seed=seed)
+            assert stacked.config == single.config
+            pd.testing.assert_frame_equal(stacked.history[cols], single.history[cols],
+                                          atol=1e-9, rtol=1e-9)
+            assert stacked.picks["index"].tolist() == single.picks["index"].tolist()
+            for a, b in zip(stacked.model.state_dict().values(), single.model.state_dict().values()):
+                assert torch.allclose(a.double(), b.double(), atol=1e-9)
+    assert together[1][0].picks.groupby("epoch").new.all().all()       # never re-picked
+    assert together[0][0].history.n_selected.iloc[-1] != together[1][0].history.n_selected.iloc[-1]
+
+
+def test_settings_that_change_the_network_or_schedule_cannot_share_a_stack():
+    configs = [TrainConfig(method="nnpu", epochs=2), TrainConfig(method="nnpu", epochs=2, lr=1e-3)]
+    with pytest.raises(NotStackable, match=r"must share \['lr'\]"):
+        train_grid(data, SEEDS, configs)
 
 
 def test_unsupported_settings_are_refused():

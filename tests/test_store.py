@@ -60,6 +60,11 @@ def _history(cfg):
                           "test_error": [0.1 * e for e in epochs], "wall_time": 1.0})]
 
 
+def one(store, cfg, data, train):
+    """(histories, trainer) of one single-seed run through the store."""
+    return store.runs([(cfg, [0], data)], False, lambda todo: [train()])[0]
+
+
 def test_a_stored_run_serves_only_the_evaluation_epochs_it_covers(tmp_path):
     store, data = RunStore(tmp_path, "p"), [synthetic(0, n_labeled=10, n_unlabeled=50, n_test=20)]
     calls = []
@@ -68,11 +73,11 @@ def test_a_stored_run_serves_only_the_evaluation_epochs_it_covers(tmp_path):
         return lambda: calls.append(cfg.eval_every) or _history(cfg)
     last_only = TrainConfig(method="nnpu", epochs=4, eval_every=0, progress=False)
     every = replace(last_only, eval_every=1)
-    _, source = store.histories(last_only, [0], data, False, train(last_only))
+    _, source = one(store, last_only, data, train(last_only))
     assert source is None and calls == [0]
-    _, source = store.histories(every, [0], data, False, train(every))     # not covered: trained
+    _, source = one(store, every, data, train(every))     # not covered: trained
     assert source is None and calls == [0, 1]
-    (history,), source = store.histories(last_only, [0], data, False, train(last_only))
+    (history,), source = one(store, last_only, data, train(last_only))
     assert source == "p" and calls == [0, 1]                                # covered: read
     assert history.test_error.isna().tolist() == [True, True, True, False]
 
@@ -111,11 +116,11 @@ def test_a_run_another_page_is_training_is_waited_for_and_read(tmp_path, capsys)
         return _history(cfg)
 
     first = threading.Thread(target=lambda: got.setdefault(
-        "first", RunStore(tmp_path, "synthetic").histories(cfg, [0], data, False, slow_training)))
+        "first", one(RunStore(tmp_path, "synthetic"), cfg, data, slow_training)))
     first.start()
     started.wait(10)
     second = threading.Thread(target=lambda: got.setdefault(
-        "second", RunStore(tmp_path, "readings").histories(cfg, [0], data, False, no_training)))
+        "second", one(RunStore(tmp_path, "readings"), cfg, data, no_training)))
     second.start()
     second.join(0.5)
     assert second.is_alive() and "readings: waiting for another page" in capsys.readouterr().out

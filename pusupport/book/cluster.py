@@ -3,7 +3,7 @@
 ``book/execute.py --workers N`` (or with ``RAY_ADDRESS`` set) runs each page as a Ray
 task, and gives it the papermill parameter ``runner`` (the cluster's address and the
 task's resources), so the page's :func:`~pusupport.book.runs.run_methods` sends its runs
-(one per method, or per method and seed) to the same cluster. Every
+(one per stack of runs, or per run and seed) to the same cluster. Every
 task asks for one GPU when the cluster has GPUs (and the device is not ``cpu``), else
 for one CPU; a task's torch and OpenMP threads are the CPUs it was given.
 
@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import importlib.util
 import os
+from dataclasses import replace
 
-from .store import train_histories
+from .store import train_runs
 
 
 def import_ray():
@@ -122,42 +123,50 @@ class Claims:
         return first
 
 
-def _claimed_run(claims, key, task: dict, config, seeds: list, store, *datas):
-    """Ray task: the run, unless the page already took it (then None)."""
+def _claimed_run(claims, key, task: dict, job, store, shape: list, *datas):
+    """Ray task: the job, unless the page already took it (then None); ``datas``: the
+    job's data, run by run as ``shape`` (runs × seeds) lays them out."""
     ray = import_ray()
     if not ray.get(claims.take.remote(key)):
         return None
     limit_threads(task)
-    return train_histories(config, seeds, list(datas), store)
+    flat = iter(datas)
+    return train_runs(job, [[next(flat) for _ in range(n)] for n in shape], store)
 
 
-def fan_out(runs: list[tuple], make_data, seeds: list, runner: dict, store=None) -> list[tuple]:
-    """``[train_histories(config, group, data of group, store) for config, group in runs]``
-    (:func:`pusupport.book.store.train_histories`), the runs as Ray tasks on the cluster of
+def fan_out(jobs: list, runner: dict, store=None) -> list:
+    """``[train_runs(job, its data, store) for job in jobs]``
+    (:func:`pusupport.book.store.train_runs`), the jobs as Ray tasks on the cluster of
     ``runner`` (``{"address", "task"}``), the page taking the ones no worker has started
     (last first).
 
-    Every seed's data is built here, once, as the serial loop builds it.
+    Every seed's data is built here, once per data function, and put in the object store once.
     """
     ray = import_ray()
-    setting = runner
     if not ray.is_initialized():
-        ray.init(address=setting["address"], log_to_driver=False, logging_level="WARNING")
-    data = {seed: make_data(seed) for seed in seeds}
-    shared = {seed: ray.put(d) for seed, d in data.items()}
+        ray.init(address=runner["address"], log_to_driver=False, logging_level="WARNING")
+    data, shared = {}, {}
+    for job in jobs:
+        for make in job.makes:
+            for seed in job.seeds:
+                if (id(make), seed) not in data:
+                    data[id(make), seed] = make(seed)
+                    shared[id(make), seed] = ray.put(data[id(make), seed])
     claims = ray.remote(num_cpus=0)(Claims).remote()
-    task = setting["task"]
+    task = runner["task"]
     remote = ray.remote(_claimed_run).options(**task, max_retries=0)
-    refs = [remote.remote(claims, i, task, config, group, store, *[shared[s] for s in group])
-            for i, (config, group) in enumerate(runs)]
+    refs = [remote.remote(claims, i, task, replace(job, makes=()), store,   # data travel apart
+                          [len(job.seeds)] * len(job.makes),
+                          *[shared[id(m), s] for m in job.makes for s in job.seeds])
+            for i, job in enumerate(jobs)]
     out = {}
-    for i in reversed(range(len(runs))):
+    for i in reversed(range(len(jobs))):
         if ray.get(claims.take.remote(i)):
             ray.cancel(refs[i])
-            config, group = runs[i]
-            out[i] = train_histories(config, group, [data[s] for s in group], store)
-    print(f"{len(runs)} runs as Ray tasks: {len(runs) - len(out)} on workers, {len(out)} in "
+            job = jobs[i]
+            out[i] = train_runs(job, [[data[id(m), s] for s in job.seeds] for m in job.makes], store)
+    print(f"{len(jobs)} jobs as Ray tasks: {len(jobs) - len(out)} on workers, {len(out)} in "
           "this page", flush=True)
-    histories = [out[i] if i in out else ray.get(ref) for i, ref in enumerate(refs)]
+    done = [out[i] if i in out else ray.get(ref) for i, ref in enumerate(refs)]
     ray.kill(claims)
-    return histories
+    return done

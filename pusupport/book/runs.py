@@ -1,12 +1,12 @@
 """Running a page's methods over its seeds, and the PU data each seed sees."""
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import asdict, dataclass, replace
 
 import pandas as pd
 
 from . import cluster
-from .store import RunStore, train_histories
+from .store import RunStore, train_runs
 from ..core.methods import get_method
 from ..core.progress import progress
 
@@ -37,87 +37,107 @@ def data_for(page: Page, **changes):
     return lambda seed: make_pu(page.dataset, labeled, positive, seed=seed, **opts)
 
 
-def run_methods(page: Page, methods, make_data, group: str | None = None, **overrides) -> pd.DataFrame:
-    """Train every method on every seed; ``make_data(seed)`` builds the PU data.
+@dataclass(frozen=True)
+class Job:
+    """Runs trained together: ``configs`` (one per run) on ``seeds`` — one stacked network
+    when there are several seeds, one model when one seed — each run on the data of its
+    ``makes`` function (seed → PUData)."""
 
-    ``methods`` is a list of names, or a dict mapping a label to TrainConfig overrides
-    (e.g. ``{"nnpu+p": {"method": "nnpu"}}``). With several seeds, methods that stack
-    run all seeds at once as one network (the same maths) where that is faster on the
-    device (:func:`~pusupport.core.runtime.resolve`'s ``stack_seeds``); the others run
-    seed by seed. A run already in the output folder's run store
-    (:class:`~pusupport.book.store.RunStore`: trained by another page of the build, or by
-    an earlier build) is read, not trained again; the page prints which.
-    With ``page.checkpoints`` every run checkpoints under
-    ``<results>/checkpoints/[<group>/]<label>``, and re-running the page resumes.
-    With ``page.runner`` (a Ray cluster, set by ``book/execute.py --workers N``) these
-    runs are Ray tasks instead (:func:`pusupport.book.cluster.fan_out`), on the same
-    data and seeds.
-    Returns the tidy history of all runs.
-    """
+    labels: tuple
+    configs: tuple
+    makes: tuple
+    seeds: tuple
+
+    @property
+    def stacked(self) -> bool:
+        return len(self.seeds) > 1
+
+
+def _with_prior(make, prior: float):
+    return lambda seed: replace(make(seed), prior=prior)
+
+
+def jobs_of(page: Page, specs: list[RunSpec], make_data=None) -> list[Job]:
+    """The plan's runs as jobs. A run whose method stacks trains its seeds as one stacked
+    network where that is faster on the device (:func:`~pusupport.core.runtime.resolve`'s
+    ``stack_seeds``), and with ``stack_settings`` the runs on the same data (data changes
+    aside from π) whose settings differ only in values
+    (:data:`~pusupport.core.training.PER_MEMBER`) are one network of every run × seed;
+    the others train seed by seed. With ``page.checkpoints`` a run
+    checkpoints under ``<results>/checkpoints/[<group>/]<label>`` (a stack: in its first
+    run's folder)."""
     from ..core.members import check_stackable
     from ..core.runtime import resolve
     from ..core.stacking import NotStackable
-    if not isinstance(methods, dict):
-        methods = {m: {"method": m} for m in methods}
-    configs = {}
-    for label, spec in methods.items():
-        spec = {**overrides, **spec}
-        configs[label] = page.train_config(spec.pop("method", label), **spec)
+    from ..core.training import PER_MEMBER
+    bases, makes, stacks, single = {}, {}, {}, []
+    for spec in specs:
+        data = tuple(sorted(spec.changes.get("data", {}).items()))
+        if data not in bases:
+            bases[data] = make_data if make_data is not None and not data else data_for(page, **dict(data))
+        if (data, spec.prior) not in makes:
+            makes[data, spec.prior] = (bases[data] if spec.prior is None
+                                       else _with_prior(bases[data], spec.prior))
+        cfg = page.config(spec)
         if page.checkpoints:                 # hours-long runs: resume where a crash left them
-            folder = page.results_dir / "checkpoints" / (group or "") / label
-            configs[label] = replace(configs[label], checkpoint_dir=str(folder))
-    stackable = [label for label, cfg in configs.items()
-                 if get_method(cfg.method).stacks and resolve(cfg).stack_seeds]
-    if len(page.seeds) > 1 and stackable:
+            folder = page.results_dir / "checkpoints" / (spec.group or "") / spec.label
+            cfg = replace(cfg, checkpoint_dir=str(folder))
+        run = (spec.label, cfg, makes[data, spec.prior])
+        runtime = resolve(cfg)
+        if len(page.seeds) > 1 and get_method(cfg.method).stacks and runtime.stack_seeds:
+            shared = (tuple(repr(v) for k, v in asdict(cfg).items() if k not in PER_MEMBER)
+                      if runtime.stack_settings else spec.label)
+            stacks.setdefault((data, shared), []).append(run)
+        else:
+            single.append(run)
+    jobs = []
+    for (data, _), runs in stacks.items():
         try:
-            check_stackable(make_data(page.seeds[0]))
+            check_stackable(bases[data](page.seeds[0]))
         except NotStackable:                 # e.g. sparse inputs: seed by seed below
-            stackable = []
-    else:
-        stackable = []
-    runs = [(label, list(page.seeds)) for label in stackable] + [
-        (label, [seed]) for seed in page.seeds for label in configs if label not in stackable]
-    store = None if page.settings.train.dry_run else RunStore(page.output_dir / "runs", page.name)
-    if page.runner:                          # a page under `book/execute.py --workers N`
-        done = cluster.fan_out([(configs[label], seeds) for label, seeds in runs], make_data,
-                               page.seeds, page.runner, store)
-    else:
-        done, data, data_seed = [], None, None
-        for label, seeds in progress(runs, desc=page.name):
-            if len(seeds) > 1:
-                datas = [make_data(s) for s in seeds]
-            else:                            # one seed's data at a time, kept for its methods
-                if seeds[0] != data_seed:
-                    data, data_seed = make_data(seeds[0]), seeds[0]
-                datas = [data]
-            done.append(train_histories(configs[label], seeds, datas, store))
-    read = {}
-    for (label, _), (_, trainer) in zip(runs, done):
-        if trainer is not None:
-            read.setdefault(label, trainer)
-    if read:
-        print("read from the run store, not trained again: " + "; ".join(
-            f"{label} (trained by the {trainer} page)" for label, trainer in read.items()))
-    histories = {(label, seed): history for (label, seeds), (histories, _) in zip(runs, done)
-                 for seed, history in zip(seeds, histories)}
-    return pd.concat([histories[label, seed].assign(method=label)
-                      for label in configs for seed in page.seeds], ignore_index=True)
+            single += runs
+            continue
+        labels, configs, run_makes = zip(*runs)
+        jobs.append(Job(labels, configs, run_makes, tuple(page.seeds)))
+    return jobs + [Job((label,), (cfg,), (make,), (seed,)) for seed in page.seeds
+                   for label, cfg, make in single]
 
 
 def run_plan(page: Page, specs: list[RunSpec], make_data=None) -> pd.DataFrame:
-    """Train ``specs`` (a plan's runs) on the page's seeds: the runs that share a group,
-    a π and data changes are trained together by :func:`run_methods` on the same data
-    (``make_data``, default :func:`data_for` of the page with the runs' data changes)."""
-    groups: dict = {}
-    for spec in specs:
-        data = spec.changes.get("data", {})
-        key = (spec.group, spec.prior, tuple(sorted(data.items())))
-        groups.setdefault(key, {})[spec.label] = {"method": spec.method,
-                                                  **spec.changes.get("train", {})}
-    histories = []
-    for (group, prior, data), runs in groups.items():
-        make = make_data if make_data is not None and not data else data_for(page, **dict(data))
-        if prior is not None:
-            make = (lambda seed, base=make, p=prior: replace(base(seed), prior=p))
-        histories.append(run_methods(page, runs, make, group=group))
-    return pd.concat(histories, ignore_index=True)
+    """Train ``specs`` (a plan's runs) on the page's seeds (:func:`jobs_of`; ``make_data``:
+    the page's data, default :func:`data_for` of the page with the runs' data changes) and
+    return the tidy history of all runs, ``method`` naming each run by its label.
+
+    A run already in the output folder's run store
+    (:class:`~pusupport.book.store.RunStore`: trained by another page of the build, or by
+    an earlier build) is read, not trained again; the page prints which. With
+    ``page.runner`` (a Ray cluster, set by ``book/execute.py --workers N``) the jobs are Ray
+    tasks instead (:func:`pusupport.book.cluster.fan_out`), on the same data and seeds.
+    """
+    jobs = jobs_of(page, specs, make_data)
+    store = None if page.settings.train.dry_run else RunStore(page.output_dir / "runs", page.name)
+    if page.runner:                          # a page under `book/execute.py --workers N`
+        done = cluster.fan_out(jobs, page.runner, store)
+    else:
+        done, built = [], {}
+        for job in progress(jobs, desc=page.name):
+            if job.stacked or job.seeds[0] not in {s for _, s in built}:
+                built = {}                   # seed by seed: one seed's data, kept for its runs
+            for m in job.makes:
+                for s in job.seeds:
+                    if (id(m), s) not in built:
+                        built[id(m), s] = m(s)
+            done.append(train_runs(job, [[built[id(m), s] for s in job.seeds] for m in job.makes],
+                                   store))
+    read, histories = {}, {}
+    for job, results in zip(jobs, done):
+        for label, (runs, trainer) in zip(job.labels, results):
+            if trainer is not None:
+                read.setdefault(label, trainer)
+            histories.update({(label, seed): h for seed, h in zip(job.seeds, runs)})
+    if read:
+        print("read from the run store, not trained again: " + "; ".join(
+            f"{label} (trained by the {trainer} page)" for label, trainer in read.items()))
+    labels = list(dict.fromkeys(spec.label for spec in specs))
+    return pd.concat([histories[label, seed].assign(method=label)
+                      for label in labels for seed in page.seeds], ignore_index=True)

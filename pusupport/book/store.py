@@ -15,7 +15,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -70,33 +70,51 @@ class RunStore:
     folder: Path
     page: str
 
-    def histories(self, cfg, seeds, datas, stacked: bool, train) -> tuple[list, str | None]:
-        """(each seed's history, the page that trained it, None if trained now): read from
-        the store when it holds this run evaluated at every epoch ``cfg`` evaluates, else
-        ``train()``ed now (a list of histories) and stored."""
-        key = run_key(cfg, seeds, datas, stacked)
-        with self._claimed(key, cfg.method):
-            stored = self._read(key, cfg)
-            if stored is not None:
-                return stored
-            histories = train()
-            self._write(key, cfg, seeds, histories)
-        return histories, None
+    def runs(self, runs: list[tuple], stacked: bool, train) -> list[tuple[list, str | None]]:
+        """Each run's (histories, the page that trained it, None if trained now) of ``runs``
+        [(config, seeds, datas)]: read from the store when it holds the run evaluated at
+        every epoch the config evaluates; the others ``train(indices)``ed now, together
+        (a list of histories per index), and stored. A run another page holds is waited
+        for, then read (or trained, if that page failed)."""
+        keys = [run_key(cfg, seeds, datas, stacked) for cfg, seeds, datas in runs]
+        out, waiting = {}, []
+        with ExitStack() as held:
+            todo = []
+            for i, key in enumerate(keys):
+                if not held.enter_context(self._claimed(key, runs[i][0].method, wait=False)):
+                    waiting.append(i)
+                elif (stored := self._read(key, runs[i][0])) is not None:
+                    out[i] = stored
+                else:
+                    todo.append(i)
+            for i, histories in zip(todo, train(todo) if todo else []):
+                self._write(keys[i], runs[i][0], runs[i][1], histories)
+                out[i] = histories, None
+        for i in waiting:
+            with self._claimed(keys[i], runs[i][0].method, wait=True):
+                out[i] = self._read(keys[i], runs[i][0]) or (train([i])[0], None)
+                if out[i][1] is None:
+                    self._write(keys[i], runs[i][0], runs[i][1], out[i][0])
+        return [out[i] for i in range(len(runs))]
 
     @contextmanager
-    def _claimed(self, key: str, method: str):
+    def _claimed(self, key: str, method: str, wait: bool):
         """Hold the run's lock (released by the system when a process dies, so never
-        stale); while another page holds it, say so and wait."""
+        stale); yields False, without waiting, while another page holds it (``wait``:
+        say so and wait for it)."""
         folder = Path(self.folder)
         folder.mkdir(parents=True, exist_ok=True)
         with open(folder / f".{key}.lock", "w") as lock:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
+                if not wait:
+                    yield False
+                    return
                 print(f"{self.page}: waiting for another page training the same {method} run "
                       "(it is read when done)", flush=True)
                 fcntl.flock(lock, fcntl.LOCK_EX)
-            yield
+            yield True
 
     def _read(self, key: str, cfg):
         meta_path = Path(self.folder) / f"{key}.json"
@@ -127,18 +145,21 @@ class RunStore:
                                                  "seeds": list(seeds), "evaluated": evaluated}))
 
 
-def train_histories(config, seeds: list, datas: list,
-                    store: RunStore | None = None) -> tuple[list, str | None]:
-    """One run: ``config`` on ``datas`` (one per seed of ``seeds``; stacked when several).
-    Returns (each seed's history, the page that trained it — None when trained now),
-    read from ``store`` when it holds the run."""
-    from ..core.training import train, train_seeds
+def train_runs(job, datas: list, store: RunStore | None = None) -> list[tuple[list, str | None]]:
+    """A job's runs (:class:`~pusupport.book.runs.Job`): run i is ``job.configs[i]`` on
+    ``datas[i]`` (one PUData per seed of ``job.seeds``), all trained together — one stacked
+    network for several seeds (:func:`~pusupport.core.training.train_grid`). Returns each
+    run's (histories, the page that trained it — None when trained now): a run ``store``
+    holds is read; one another page is training is waited for and read."""
+    from ..core.training import train, train_grid
 
-    def fit():
-        if len(seeds) == 1:
-            return [train(datas[0], config, seed=seeds[0]).history]
-        return [r.history for r in train_seeds(dict(zip(seeds, datas)).__getitem__, seeds, config)]
+    def fit(runs: list[int]) -> list[list]:
+        if not job.stacked:
+            return [[train(datas[i][0], job.configs[i], seed=job.seeds[0]).history] for i in runs]
+        by_seed = [dict(zip(job.seeds, datas[i])).__getitem__ for i in runs]
+        return [[r.history for r in results] for results in
+                train_grid(by_seed, list(job.seeds), [job.configs[i] for i in runs])]
+    everything = list(range(len(job.configs)))
     if store is None:
-        return fit(), None
-    return store.histories(config, seeds, datas, len(seeds) > 1, fit)
-
+        return [(h, None) for h in fit(everything)]
+    return store.runs([(c, job.seeds, d) for c, d in zip(job.configs, datas)], job.stacked, fit)

@@ -33,17 +33,25 @@ def _data_fingerprint(data) -> dict:
             "prior": data.prior, "x_p_sum": float(x_p.double().sum())}
 
 
-def fingerprint(cfg, datas, seeds) -> dict:
-    """What must match for a checkpoint to be resumed: the configuration, the seeds, each
-    seed's data, the code."""
-    config = {k: v for k, v in asdict(cfg).items() if k not in RUNTIME_FIELDS}
-    return {"config": config, "code": code_version(), "seeds": list(seeds),
-            "data": [_data_fingerprint(d) for d in datas]}
+def fingerprint(cfgs, datas, seeds) -> dict:
+    """What must match for a checkpoint to be resumed: the configuration (of each run of a
+    stack), the seeds, each seed's data, the code."""
+    runs = [{k: v for k, v in asdict(c).items() if k not in RUNTIME_FIELDS}
+            for c in (cfgs if isinstance(cfgs, list) else [cfgs])]
+    return {"config": runs[0] if len(runs) == 1 else {"runs": runs}, "code": code_version(),
+            "seeds": list(seeds), "data": [_data_fingerprint(d) for d in datas]}
 
 
-def path_for(cfg, seeds) -> Path:
-    """``<checkpoint_dir>/<method>-seeds<s1_s2…>.pt``."""
-    return Path(cfg.checkpoint_dir) / f"{cfg.method}-seeds{'_'.join(map(str, seeds))}.pt"
+def path_for(cfgs, seeds) -> Path:
+    """``<checkpoint_dir>/<method>-seeds<s1_s2…>.pt``; a stack of several runs:
+    ``<method>+<n>runs-<digest of their settings>-seeds….pt`` in the first run's folder."""
+    cfgs = cfgs if isinstance(cfgs, list) else [cfgs]
+    name = "_".join(map(str, dict.fromkeys(seeds)))
+    what = cfgs[0].method
+    if len(cfgs) > 1:
+        digest = hashlib.sha256(repr([asdict(c) for c in cfgs]).encode()).hexdigest()[:10]
+        what = f"{what}+{len(cfgs) - 1}runs-{digest}"
+    return Path(cfgs[0].checkpoint_dir) / f"{what}-seeds{name}.pt"
 
 
 def save(path: Path, state: dict) -> None:

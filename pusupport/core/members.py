@@ -101,11 +101,28 @@ def _pad(index_lists, device):
     return idx, mask
 
 
-def _stack_shared(tensors):
-    """Stack per-member tensors; one shared tensor (e.g. the common U) as a view."""
-    if all(t is tensors[0] for t in tensors[1:]):
-        return tensors[0].expand(len(tensors), *tensors[0].shape)
-    return torch.stack(tensors)
+class _Rows:
+    """Per-member tensors stored once per distinct tensor: ``source`` (U, N, …) holds the
+    distinct ones (members built from the same seed share them, whatever their settings),
+    ``which`` (K, 1) the row of ``source`` each member reads."""
+
+    def __init__(self, tensors, device):
+        first: dict = {}
+        for t in tensors:
+            first.setdefault(id(t), (len(first), t))
+        self.source = torch.stack([t for _, t in first.values()])
+        self.which = torch.tensor([first[id(t)][0] for t in tensors], device=device)[:, None]
+
+    def gather(self, index: torch.Tensor) -> torch.Tensor:
+        """Rows ``index`` (K, b) of each member: (K, b, …)."""
+        return self.source[self.which, index]
+
+    def chunk(self, start: int, stop: int) -> torch.Tensor:
+        """Rows ``start:stop`` of every member: (K, stop − start, …)."""
+        return self.source[self.which[:, 0], start:stop]
+
+    def __len__(self) -> int:
+        return self.source.shape[1]
 
 
 def check_stackable(data: PUData) -> None:
@@ -144,9 +161,8 @@ class StackedModels:
         self.net = StackedNet(self.templates, device, self.dropout_gens,
                               channels_last=runtime.channels_last)
         self.forward = torch.compile(self.net.__call__, dynamic=True) if cfg.compile else self.net
-        self.data = {name: _stack_shared([getattr(d, name) for d in datas])
+        self.data = {name: _Rows([getattr(d, name) for d in datas], device)
                      for name in ("x_p", "x_u", "x_test")}
-        self.members = torch.arange(self.K, device=device)[:, None]
 
     def parameters(self) -> list[torch.Tensor]:
         return self.net.parameters()
@@ -155,11 +171,11 @@ class StackedModels:
         """One batch per member: (inputs (K, B, …), sizes, the S padding mask, U indices (K, b_u))."""
         bp, bu = torch.stack([b[0] for b in batch]), torch.stack([b[1] for b in batch])
         bs, s_mask = _pad([b[2] for b in batch], self.device)
-        x_p, x_u, k = self.data["x_p"], self.data["x_u"], self.members
+        x_p, x_u = self.data["x_p"], self.data["x_u"]
         self._rows = [len(b[0]) + len(b[1]) + len(b[2]) for b in batch]       # known on the host
         self._mask = None if s_mask is None else torch.cat(
             [torch.ones(self.K, bp.shape[1] + bu.shape[1], device=self.device), s_mask], 1)
-        x = torch.cat([x_p[k, bp], x_u[k, bu], x_u[k, bs]], 1)
+        x = torch.cat([x_p.gather(bp), x_u.gather(bu), x_u.gather(bs)], 1)
         return x, [bp.shape[1], bu.shape[1], bs.shape[1]], s_mask, bu
 
     def train_scores(self, x: torch.Tensor) -> torch.Tensor:
@@ -174,7 +190,9 @@ class StackedModels:
         return self.forward(x)
 
     def scores(self, part: str, batch_size: int, amp: bool, rows: int | None = None) -> torch.Tensor:
-        return self.net.scores(self.data[part][:, :rows], batch_size, amp)
+        rows_ = self.data[part]
+        n = len(rows_) if rows is None else min(rows, len(rows_))
+        return self.net.scores(rows_.chunk, n, batch_size, amp)
 
     def state_dict(self) -> dict:
         return {"steps": self.net.steps,

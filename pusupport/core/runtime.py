@@ -17,6 +17,8 @@ dropout_streams   each member's own, seeded with its seed  "global": member k co
                                                            as its single run would
 compile           off                                      off
 stacked seeds     every model                              the models of :data:`CPU_STACKED`
+stacked settings  on: a page's runs that differ in values   off: each run's seeds stacked
+                  (π, loss, n_select, …) share one network  apart
 ================  =======================================  ===============================
 
 "Stacked seeds" is how a page trains a method's K seeds: as one stacked network
@@ -24,7 +26,12 @@ stacked seeds     every model                              the models of :data:`
 2-core CPU, one thread a run, stacking pays only where a step is overhead-bound: the
 §4.1 MLP trains 10 seeds 2.0× faster stacked, but 6 Fashion-MNIST MLPs train 2.0× and
 6 CIFAR-10 CNNs 1.25× faster one by one (channels_last), their stacked activations no
-longer fitting the caches (``make bench``: ``stacking``).
+longer fitting the caches (``make bench``: ``stacking``). "Stacked settings" goes further:
+a page's runs that differ only in values train as one network of runs × seeds
+(:func:`~pusupport.core.training.train_grid`). On this CPU the 10-seed MLP step is already
+bound by its bf16 matmuls, so the readings grid's 110 members train 0.7× as fast as its
+runs apart (``make bench``: ``readings``); on a GPU, where small steps are launch-bound,
+it is the default.
 
 The paper states no precision; bf16 autocast is this book's choice for speed (scores
 and risks are computed in float32; the tests bound its effect on final test error).
@@ -85,6 +92,7 @@ class Runtime:
     seeded_dropout: bool
     compile: bool
     stack_seeds: bool = True
+    stack_settings: bool = True
     why_bf16: str = ""
 
     def describe(self) -> str:
@@ -93,7 +101,8 @@ class Runtime:
                 f"{'on' if self.channels_last else 'off'}, generators on {self.generator_device.type}, "
                 f"dropout streams {'seeded per member' if self.seeded_dropout else 'global'}, "
                 f"compile {'on' if self.compile else 'off'}, seeds "
-                f"{'stacked' if self.stack_seeds else 'one by one'}")
+                f"{'stacked' if self.stack_seeds else 'one by one'}"
+                f"{', settings stacked' if self.stack_settings and self.stack_seeds else ''}")
 
 
 def resolve(cfg) -> Runtime:
@@ -112,4 +121,4 @@ def resolve(cfg) -> Runtime:
         channels_last=True if cfg.channels_last is None else cfg.channels_last,
         generator_device=torch.device("cpu") if cfg.generators == "cpu" or not cuda else device,
         seeded_dropout=cuda if cfg.dropout_streams == "auto" else cfg.dropout_streams == "seeded",
-        compile=cfg.compile, stack_seeds=cuda or cfg.model.name in CPU_STACKED)
+        compile=cfg.compile, stack_seeds=cuda or cfg.model.name in CPU_STACKED, stack_settings=cuda)

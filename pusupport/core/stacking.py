@@ -274,10 +274,12 @@ class StackedNet:
                 layer.unstack(k, module, self.steps)
         return template
 
-    def scores(self, x: torch.Tensor, batch_size: int, amp: bool) -> torch.Tensor:
-        """Eval-mode scores (K, N) of inputs (K, N, …), ``batch_size`` rows per member at a time."""
-        if x.shape[1] == 0:
-            return x.new_zeros(x.shape[:2])
-        with torch.inference_mode(), torch.autocast(x.device.type, dtype=torch.bfloat16, enabled=amp):
-            return torch.cat([full_precision(self(x[:, i:i + batch_size], train=False))
-                              for i in range(0, x.shape[1], batch_size)], 1)
+    def scores(self, rows, n: int, batch_size: int, amp: bool) -> torch.Tensor:
+        """Eval-mode scores (K, n) of the inputs ``rows(start, stop)`` (K, stop − start, …)
+        for ``start:stop`` in 0…n, ``batch_size`` rows per member at a time."""
+        if n == 0:
+            return torch.zeros(self.K, 0, device=self.layers[0].params[0].device)
+        with torch.inference_mode(), torch.autocast(self.layers[0].params[0].device.type,
+                                                    dtype=torch.bfloat16, enabled=amp):
+            return torch.cat([full_precision(self(rows(i, min(i + batch_size, n)), train=False))
+                              for i in range(0, n, batch_size)], 1)

@@ -4,13 +4,15 @@ Data stay on the training device as tensors; a mini-batch is an index gather.
 Each epoch: stratified mini-batches of P, U and S (line 3); one Adam step per
 batch on the method's risk; evaluation on the test set; then, for a selecting
 method from epoch ``select_from`` on, the selection of lines 7–9. ``train`` runs
-one seed; ``train_seeds`` runs K seeds as one stacked network (the same maths).
+one seed; ``train_seeds`` runs K seeds as one stacked network (the same maths);
+``train_grid`` runs several settings × K seeds as one stacked network, the settings
+differing in values (π, the loss, n_select, …), not in shapes.
 """
 from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 import pandas as pd
 import torch
@@ -25,9 +27,15 @@ from .models import full_precision
 from .progress import progress
 from .runtime import resolve, resolve_device
 from .selection import SelectedSet, negative_losses
+from .stacking import NotStackable
 
-__all__ = ["TrainConfig", "RunResult", "train", "train_seeds", "fit", "resolve_device",
-           "stratified_batches"]
+__all__ = ["TrainConfig", "RunResult", "train", "train_seeds", "train_grid", "fit",
+           "resolve_device", "stratified_batches"]
+
+#: Settings the members of one stacked network may differ in (values, not shapes); the
+#: others must be equal (``checkpoint_dir``: the first member's is used).
+PER_MEMBER = ("method", "loss", "beta", "gamma", "n_select", "select_from", "selection_loss",
+              "allow_repick", "s_weight", "seed", "checkpoint_dir")
 
 
 def n_batches(n_p: int, n_u: int, batch_size: int) -> int:
@@ -90,10 +98,76 @@ def train_seeds(make_data, seeds, config: TrainConfig | None = None, **overrides
     Raises :class:`~pusupport.core.stacking.NotStackable` for what cannot be stacked.
     """
     cfg = _config(config, overrides)
-    if not get_method(cfg.method).stacks:
-        from .stacking import NotStackable
-        raise NotStackable(f"method {cfg.method!r} cannot be stacked: use train() per seed")
-    return fit([make_data(s) for s in seeds], list(seeds), cfg, stacked=True)
+    return train_grid(make_data, seeds, [cfg])[0]
+
+
+def train_grid(make_data, seeds, configs: list[TrainConfig]) -> list[list[RunResult]]:
+    """Every config of ``configs`` on every seed, all as one stacked network (config-major:
+    ``out[i][j]`` is config i on seed j). The configs may differ in :data:`PER_MEMBER`;
+    ``make_data``: seed → PUData, or one such function per config (e.g. another π).
+
+    Each member is the same maths as its own run, ``train(make_data(s), config, seed=s)``,
+    up to floating-point rounding; the stack amortises the per-step overhead of small
+    networks. Raises :class:`~pusupport.core.stacking.NotStackable` for what cannot be stacked.
+    """
+    makes = list(make_data) if isinstance(make_data, (list, tuple)) else [make_data] * len(configs)
+    built: dict = {}                         # each function's data for a seed, built once
+    for make in makes:
+        for s in seeds:
+            if (id(make), s) not in built:
+                built[id(make), s] = make(s)
+    datas = [built[id(make), s] for make in makes for s in seeds]
+    results = fit(datas, list(seeds) * len(configs), [c for c in configs for _ in seeds], stacked=True)
+    return [results[i * len(seeds):(i + 1) * len(seeds)] for i in range(len(configs))]
+
+
+@dataclass
+class _Group:
+    """Consecutive members trained with one config: rows ``start:stop`` of the stack, their
+    π (one number, or a tensor when it differs by member) and the method's state."""
+
+    cfg: TrainConfig
+    start: int
+    stop: int
+    prior: float | torch.Tensor
+    state: dict
+
+    @property
+    def method(self):
+        return get_method(self.cfg.method)
+
+    @property
+    def rows(self) -> slice:
+        return slice(self.start, self.stop)
+
+
+def _groups(cfgs: list[TrainConfig], datas, seeds, device) -> list[_Group]:
+    """The members' configs as runs of equal configs (:data:`PER_MEMBER` but the seed);
+    refuses configs that differ in anything else, or methods that cannot share a stack."""
+    shared = [f.name for f in fields(TrainConfig) if f.name not in PER_MEMBER]
+    differ = [n for n in shared if len({repr(getattr(c, n)) for c in cfgs}) > 1]
+    if differ:
+        raise NotStackable(f"stacked runs must share {differ}: train these runs apart")
+    if len({(tuple(c.visited_epochs()), tuple(c.steps_in(e) for e in c.visited_epochs()))
+            for c in cfgs}) > 1:
+        raise NotStackable("stacked runs of a dry run must visit the same epochs: train them apart")
+    out: list[_Group] = []
+    for k, cfg in enumerate(cfgs):
+        if out and replace(out[-1].cfg, seed=0) == replace(cfg, seed=0, checkpoint_dir=out[-1].cfg.checkpoint_dir):
+            out[-1].stop = k + 1
+        else:
+            out.append(_Group(cfg, k, k + 1, 0.0, {}))
+    methods = {g.method for g in out}
+    if len(out) > 1 and len({m.supervised for m in methods}) > 1:
+        raise NotStackable("supervised and PU runs cannot share a stack: train them apart")
+    if len(out) > 1 and any(m.mixes_inputs for m in methods):
+        raise NotStackable("a method that mixes input rows needs a stack of its own settings")
+    for g in out:
+        priors = [d.prior for d in datas[g.rows]]
+        g.prior = priors[0] if len(set(priors)) == 1 else torch.tensor(priors, device=device)
+        if g.method.init_state:
+            g.state = g.method.init_state(len(datas[0].x_u), list(seeds[g.rows]), device)
+    return out
 
 
 def _epoch_row(cfg, seed, epoch, lr, means, metrics, selected, train_error) -> dict:
@@ -106,13 +180,15 @@ def _epoch_row(cfg, seed, epoch, lr, means, metrics, selected, train_error) -> d
     return {**row, "n_selected": len(selected), "purity": selected.purity}
 
 
-def thresholds(method, members, prior, batch_size: int, amp: bool, rows: int | None = None):
-    """Each member's decision threshold (K,): the method's, from its training P and U
-    scores (eval mode), or None (the sign of g)."""
-    if method.threshold is None:
+def thresholds(groups: list[_Group], members, batch_size: int, amp: bool, rows: int | None = None):
+    """Each member's decision threshold (K,): its method's, from its training P and U scores
+    (eval mode); None when no method has one (the sign of g)."""
+    if all(g.method.threshold is None for g in groups):
         return None
-    return method.threshold(members.scores("x_p", batch_size, amp, rows),
-                            members.scores("x_u", batch_size, amp, rows), prior)
+    g_p = members.scores("x_p", batch_size, amp, rows)
+    g_u = members.scores("x_u", batch_size, amp, rows)
+    return torch.cat([g_p.new_zeros(g.stop - g.start) if g.method.threshold is None else
+                      g.method.threshold(g_p[g.rows], g_u[g.rows], g.prior) for g in groups])
 
 
 def test_metrics(members, y_test: torch.Tensor, batch_size: int, amp: bool,
@@ -128,25 +204,33 @@ def test_metrics(members, y_test: torch.Tensor, batch_size: int, amp: bool,
     return torch.stack([zero_one_error(decided, y_test), *ranked], 1).tolist()
 
 
-def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) -> list[RunResult]:
-    """The loop: train member k on ``datas[k]`` with seed ``seeds[k]`` (K ≥ 1)."""
-    method, runtime = get_method(cfg.method), resolve(cfg)
-    if method.mixes_inputs and not torch.is_tensor(datas[0].x_p):
-        raise ValueError(f"{method.label} mixes input rows (MixUp), which needs dense rows; these "
-                         "are sparse (e.g. tf-idf): choose a method that does not, such as aapu or nnpu")
+def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainConfig],
+        stacked: bool) -> list[RunResult]:
+    """The loop: train member k on ``datas[k]`` with seed ``seeds[k]`` and config ``cfgs[k]``
+    (one config: every member's), K ≥ 1."""
+    cfgs = list(cfgs) if isinstance(cfgs, (list, tuple)) else [cfgs] * len(seeds)
+    cfg, runtime = cfgs[0], resolve(cfgs[0])           # the settings every member shares
     device, amp, K = runtime.device, runtime.bf16, len(seeds)
+    groups = _groups(cfgs, datas, seeds, device)
+    for g in groups:
+        if g.method.mixes_inputs and not torch.is_tensor(datas[0].x_p):
+            raise ValueError(f"{g.method.label} mixes input rows (MixUp), which needs dense rows; "
+                             "these are sparse (e.g. tf-idf): choose a method that does not, such "
+                             "as aapu or nnpu")
+        if stacked and not g.method.stacks:
+            raise NotStackable(f"method {g.cfg.method!r} cannot be stacked: use train() per seed")
     members = (StackedModels if stacked else SingleModel)(datas, seeds, cfg, runtime)
     batch_gens = [torch.Generator(runtime.generator_device).manual_seed(s) for s in seeds]
     opt = torch.optim.Adam(members.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay,
                            fused=True)
     selected = [SelectedSet(len(d.x_u), d.u_in_p.to(device), d.u_truth.to(device),
-                            cfg.allow_repick) for d in datas]
+                            c.allow_repick) for d, c in zip(datas, cfgs)]
     n_p, n_u, n_test = len(datas[0].x_p), len(datas[0].x_u), len(datas[0].x_test)
-    state = method.init_state(n_u, list(seeds), device) if method.init_state else {}
     y_test = torch.stack([d.y_test.to(device) for d in datas])
     rows, u_losses, first, offset = [[] for _ in seeds], [{} for _ in seeds], 1, 0.0
     if cfg.checkpoint_dir:
-        path, identity = checkpoint.path_for(cfg, seeds), checkpoint.fingerprint(cfg, datas, seeds)
+        runs = [g.cfg for g in groups]
+        path, identity = checkpoint.path_for(runs, seeds), checkpoint.fingerprint(runs, datas, seeds)
         saved = checkpoint.load(path, identity)
         if saved is not None:
             members.load_state_dict(saved["members"])
@@ -155,16 +239,19 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
             for sel, s, g, r in zip(selected, saved["selected"], batch_gens, saved["rng"]["batches"]):
                 sel.load_state_dict(s)
                 g.set_state(r)
-            state = {k: v.to(device) for k, v in saved["method_state"].items()}
+            for g, state in zip(groups, saved["method_state"]):
+                g.state = {k: v.to(device) for k, v in state.items()}
             rows, u_losses, first = saved["history"], saved["u_losses"], saved["epoch"] + 1
             offset = rows[0][-1]["wall_time"]
     start = time.perf_counter() - offset
-    label = f"{cfg.method} seed {seeds[0]}" if K == 1 else f"{cfg.method} × {K} seeds"
+    label = (f"{cfg.method} seed {seeds[0]}" if K == 1 else f"{cfg.method} × {K} seeds"
+             if len(groups) == 1 else f"{len(groups)} runs, {K} members")
     if first > 1:
         print(f"{label}: resumed from epoch {first - 1} of {cfg.epochs} ({path})")
     bar = progress(cfg.visited_epochs(first), cfg.progress, desc=label, leave=False)
     threshold = None, None                   # (each member's decision threshold, its epoch)
     rows_scored = DRY_RUN_ROWS if cfg.dry_run else None
+    supervised = groups[0].method.supervised
 
     def scores(x):                           # a method's second forward pass
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
@@ -184,25 +271,27 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
                 g = full_precision(members.train_scores(x))
             g_p, g_u, g_s = g.split(sizes, 1)
-            risk = method.risk(Batch(g_p, g_u, g_s, s_mask, members.prior, cfg, index_u, state,
-                                     lambda x=x: members.member_view(x).split(sizes, 1), scores))
+            risks = [gr.method.risk(Batch(
+                g_p[gr.rows], g_u[gr.rows], g_s[gr.rows], None if s_mask is None else s_mask[gr.rows],
+                gr.prior, gr.cfg, index_u[gr.rows], gr.state,
+                lambda x=x, r=gr.rows: [t[r] for t in members.member_view(x).split(sizes, 1)],
+                scores)) for gr in groups]
             opt.zero_grad(set_to_none=True)
-            risk.objective.sum().backward()
+            sum(r.objective.sum() for r in risks).backward()
             opt.step()
-            sums += torch.stack([risk.value, risk.positive, risk.negative,
-                                 risk.corrected.float()], -1).reshape(K, 4)
+            sums += torch.cat([torch.stack([r.value, r.positive, r.negative, r.corrected.float()],
+                                           -1).reshape(-1, 4) for r in risks])
         means = (sums / len(steps) if steps else torch.full_like(sums, math.nan)).tolist()
-        for seed, m in zip(seeds, means if steps else []):
+        for k, (seed, m) in enumerate(zip(seeds, means if steps else [])):
             if not all(math.isfinite(v) for v in m):
                 raise FloatingPointError(
-                    f"seed {seed}: the {cfg.method} risk became {m[0]} at epoch {epoch}: training "
-                    "diverged — lower the learning rate or check the inputs for NaN")
+                    f"seed {seed}: the {cfgs[k].method} risk became {m[0]} at epoch {epoch}: "
+                    "training diverged — lower the learning rate or check the inputs for NaN")
         metrics, train_errors = [[math.nan] * 3] * K, [None] * K
         if cfg.evaluates_at(epoch) and n_test > 0:
-            threshold = thresholds(method, members, members.prior, cfg.eval_batch_size, amp,
-                                   rows_scored), epoch
+            threshold = thresholds(groups, members, cfg.eval_batch_size, amp, rows_scored), epoch
             metrics = test_metrics(members, y_test, cfg.eval_batch_size, amp, rows_scored, threshold[0])
-        if method.supervised:
+        if supervised:
             train_errors = [math.nan] * K
             if cfg.evaluates_at(epoch):
                 g_p = members.scores("x_p", cfg.eval_batch_size, amp, rows_scored)
@@ -211,14 +300,15 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
                 train_errors = (wrong.double() / (g_p.shape[1] + g_n.shape[1])).tolist()
         scored = _UScores(members, cfg, amp, rows_scored, n_u, device)
         if epoch in cfg.record_u_losses:
-            losses = scored()
-            for k in range(K):
-                u_losses[k][epoch] = losses[k, :scored.n].cpu()      # U's first rows in a dry run
-        if method.end_epoch:
-            method.end_epoch(EpochEnd(epoch, cfg, selected, state, scored))
+            for k, c in enumerate(cfgs):
+                u_losses[k][epoch] = scored(c.selection_loss)[k, :scored.n].cpu()   # U's first rows in a dry run
+        for gr in groups:
+            if gr.method.end_epoch:
+                gr.method.end_epoch(EpochEnd(epoch, gr.cfg, selected[gr.rows], gr.state,
+                                             lambda r=gr.rows, loss=gr.cfg.selection_loss: scored(loss)[r]))
         wall = time.perf_counter() - start
         for k, seed in enumerate(seeds):
-            rows[k].append({**_epoch_row(cfg, seed, epoch, lr, means[k], metrics[k], selected[k],
+            rows[k].append({**_epoch_row(cfgs[k], seed, epoch, lr, means[k], metrics[k], selected[k],
                                          train_errors[k]), "wall_time": wall})
         bar.set_postfix(test_error=f"{rows[0][-1]['test_error']:.4f}", S=len(selected[0]))
         if cfg.checkpoint_dir and (epoch % cfg.checkpoint_every == 0 or epoch == cfg.epochs):
@@ -226,29 +316,31 @@ def fit(datas: list[PUData], seeds: list[int], cfg: TrainConfig, stacked: bool) 
                 "fingerprint": identity, "epoch": epoch, "members": members.state_dict(),
                 "optimizer": opt.state_dict(), "selected": [s.state_dict() for s in selected],
                 "rng": {"members": members.rng_state(), "batches": [g.get_state() for g in batch_gens]},
-                "method_state": state, "history": rows, "u_losses": u_losses})
+                "method_state": [g.state for g in groups], "history": rows, "u_losses": u_losses})
     final = (threshold[0] if threshold[1] == cfg.epochs else      # the last evaluation's, if last
-             thresholds(method, members, members.prior, cfg.eval_batch_size, amp, rows_scored))
+             thresholds(groups, members, cfg.eval_batch_size, amp, rows_scored))
     final = [0.0] * K if final is None else final.tolist()
-    return [RunResult(pd.DataFrame(r), model, sel, replace(cfg, seed=s), u, t)
-            for r, model, sel, s, u, t in zip(rows, members.models(), selected, seeds, u_losses,
-                                               final)]
+    return [RunResult(pd.DataFrame(r), model, sel, replace(c, seed=s), u, t)
+            for r, model, sel, c, s, u, t in zip(rows, members.models(), selected, cfgs, seeds,
+                                                  u_losses, final)]
 
 
 class _UScores:
-    """U's losses as negatives (K, n_u) after an epoch, scored once on first call; a dry
-    run scores U's first rows (``n``) and leaves the others at ``-inf`` (never picked)."""
+    """U's losses as negatives (K, n_u) after an epoch under a selection loss, U scored once
+    on first call; a dry run scores U's first rows (``n``) and leaves the others at ``-inf``
+    (never picked)."""
 
     def __init__(self, members, cfg, amp, rows, n_u, device):
         self.members, self.cfg, self.amp, self.rows, self.n_u, self.device = (
             members, cfg, amp, rows, n_u, device)
-        self.losses, self.n = None, None
+        self.scores, self.losses, self.n = None, {}, None
 
-    def __call__(self) -> torch.Tensor:
-        if self.losses is None:
-            scored = negative_losses(self.members.scores("x_u", self.cfg.eval_batch_size, self.amp,
-                                                         self.rows), self.cfg.selection_loss)
-            self.n = scored.shape[1]
-            self.losses = torch.full((len(scored), self.n_u), -math.inf, device=self.device)
-            self.losses[:, :self.n] = scored
-        return self.losses
+    def __call__(self, loss: str) -> torch.Tensor:
+        if self.scores is None:
+            self.scores = self.members.scores("x_u", self.cfg.eval_batch_size, self.amp, self.rows)
+            self.n = self.scores.shape[1]
+        if loss not in self.losses:
+            losses = torch.full((len(self.scores), self.n_u), -math.inf, device=self.device)
+            losses[:, :self.n] = negative_losses(self.scores, loss)
+            self.losses[loss] = losses
+        return self.losses[loss]
