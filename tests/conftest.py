@@ -11,3 +11,10 @@ def float64():
     torch.set_default_dtype(torch.float64)
     yield
     torch.set_default_dtype(old)
+
+
+def pytest_collection_modifyitems(items):
+    """`make test` sends each test file to a worker whole (``--dist loadscope``), and each
+    test class whole: the `paper` dry run is two classes, one half of the pages each. Classes
+    go first (``--no-loadscope-reorder``), so that the two halves start on different workers."""
+    items.sort(key=lambda item: item.cls is None)
