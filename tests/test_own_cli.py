@@ -144,6 +144,16 @@ def test_nan_in_a_feature_table(capsys, tmp_path):
     assert "1 training row(s) hold NaN or inf values: remove or impute them" in msg
 
 
+def test_a_missing_label_column_is_named_in_each_interface_s_spelling(capsys, tmp_path):
+    from pusupport.apps.own import load_own
+    pd.DataFrame({"a": np.arange(20.0), "y": np.arange(20) % 2}).to_csv(tmp_path / "t.csv", index=False)
+    msg = error_of(capsys, "train", "--features", tmp_path / "t.csv", "--positive", 1, "--out",
+                   tmp_path / "m.pt", *TRAIN)
+    assert msg.endswith("has no label column 'label'; its columns are ['a', 'y']: pass --label-column NAME")
+    with pytest.raises(ValueError, match=r"\['a', 'y'\]: pass label_column=…$"):
+        load_own(features=tmp_path / "t.csv")
+
+
 def test_an_empty_table_or_one_without_rows_says_so(capsys, tmp_path):
     (tmp_path / "empty.csv").write_text("")
     (tmp_path / "header.csv").write_text("a,b,label\n")

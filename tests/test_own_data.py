@@ -279,3 +279,12 @@ def test_small_data_lower_the_rate_tenfold_for_the_last_fifth_unless_a_schedule_
     assert own.train_config(300, ModelConfig(), lr_schedule={}).lr_schedule == {}      # given: kept
     assert own.train_config(100_000, ModelConfig()).lr_schedule == {}                  # large U
     assert own.train_config(100_000, ModelConfig(), batch_size=32).lr_schedule == {}   # a choice
+
+
+def test_a_folder_without_train_and_test_says_which_is_missing(tmp_path):
+    from pusupport.data.files import DatasetNotFoundError
+    (tmp_path / "train" / "cat").mkdir(parents=True)
+    with pytest.raises(DatasetNotFoundError, match=f"test/ inside image folder {tmp_path} was not found"):
+        load_image_folder(tmp_path)
+    with pytest.raises(DatasetNotFoundError, match="^image folder .*nope was not found"):
+        load_image_folder(tmp_path / "nope")

@@ -95,7 +95,7 @@ def _estimator(args, data, problem):
 
 def _problem(args):
     data = own.load_own(args.images, args.features, args.label_column, _size(args.image_size),
-                        args.skip_unreadable, args.data_dir, args.seed)
+                        args.skip_unreadable, args.data_dir, args.seed, spelling="cli")
     return data, own.build_problem(data, args.positive, args.n_labeled, args.seed)
 
 

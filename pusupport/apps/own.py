@@ -69,10 +69,11 @@ def _missing(path: Path, what: str, layout: list[str] | None = None) -> DatasetN
     return DatasetNotFoundError(f"{what} {path}", root, layout, "", "check the path", fix=YOUR_DATA)
 
 
-def read_table(path, label_column: str | None = None, columns=None):
+def read_table(path, label_column: str | None = None, columns=None, spelling: str = "python"):
     """(features (n, d) float32, labels or None, feature names, row ids) of a table.
 
-    With ``columns`` (a saved model's), exactly those columns are the features."""
+    With ``columns`` (a saved model's), exactly those columns are the features; errors name
+    options in the ``spelling`` of :data:`SPELLING`."""
     path = Path(path)
     if not path.is_file():
         raise _missing(path, "feature table")
@@ -100,7 +101,7 @@ def read_table(path, label_column: str | None = None, columns=None):
         labels = frame.pop(label_column) if label_column in frame.columns else None
         if columns is None and labels is None:
             raise ValueError(f"{path} has no label column {label_column!r}; its columns are "
-                             f"{list(frame.columns)}: pass --label-column / label_column")
+                             f"{list(frame.columns)}: pass {SPELLING[spelling]['label_column']}")
     names = [str(c) for c in (columns if columns is not None else frame.columns)]
     lacking = [c for c in names if c not in frame.columns]
     if lacking:
@@ -124,7 +125,8 @@ def _split_rows(x, labels, seed: int):
 
 
 def load_own(images=None, features=None, label_column: str | None = "label", image_size=None,
-             skip_unreadable: bool = False, data_dir=None, seed: int = 0) -> OwnData:
+             skip_unreadable: bool = False, data_dir=None, seed: int = 0,
+             spelling: str = "python") -> OwnData:
     """Labelled data from an image folder (train/<class>/*, test/<class>/*) or a feature table."""
     if (images is None) == (features is None):
         raise ValueError("give exactly one of an image folder (--images DIR) or a feature "
@@ -136,7 +138,7 @@ def load_own(images=None, features=None, label_column: str | None = "label", ima
         data = load_image_folder(path, image_size, data_dir, skip_unreadable)
         c, h, w = data.x_train.shape[1:]
         return OwnData(data, {"kind": "images", "image_size": [h, w], "channels": c}, str(path))
-    x, labels, names, _ = read_table(features, label_column)
+    x, labels, names, _ = read_table(features, label_column, spelling=spelling)
     path = Path(features)
     if path.suffix.lower() == ".npz" and "x_test" in np.load(path):
         arrays = np.load(path)
@@ -251,10 +253,10 @@ def choose_prior(data: PUData, prior: float | None, config: TrainConfig | None =
 SPELLING = {
     "cli": {"prior": "--prior P", "epochs": "--epochs N", "lr": "--lr RATE",
             "batch_size": "--batch-size N", "estimator_epochs": "--estimator-epochs N",
-            "allow": "--allow-degenerate"},
+            "allow": "--allow-degenerate", "label_column": "--label-column NAME"},
     "python": {"prior": "prior=…", "epochs": "epochs=…", "lr": "lr=…",
                "estimator_epochs": "more estimator epochs (estimator_config(...).epochs)",
-               "allow": "the warning"},
+               "allow": "the warning", "label_column": "label_column=…"},
 }
 
 
