@@ -90,11 +90,15 @@ def jobs_of(page: Page, specs: list[RunSpec], make_data=None) -> list[Job]:
             stacks.setdefault((data, shared), []).append(run)
         else:
             single.append(run)
-    jobs = []
+    jobs, dense = [], {}
     for (data, _), runs in stacks.items():
-        try:
-            check_stackable(bases[data](page.seeds[0]))
-        except NotStackable:                 # e.g. sparse inputs: seed by seed below
+        if data not in dense:                # sparse inputs, e.g., train seed by seed below
+            try:
+                check_stackable(bases[data](page.seeds[0]))
+                dense[data] = True
+            except NotStackable:
+                dense[data] = False
+        if not dense[data]:
             single += runs
             continue
         labels, configs, run_makes = zip(*runs)
