@@ -76,9 +76,10 @@ results: setup data
 # processes of one thread each, a test file to a process — the `paper` dry run in two halves,
 # one to each (tests/conftest.py) — 2 threads each oversubscribe the
 # 2 cores: 18.6 min against 9.8 on a fresh clone), then every page in the `smoke` profile
-# with Ray (two workers, as `make book` runs them) and a book build, then the checks on that
-# build (tests marked `book`: one runs the pages whose runs fan out again, serially, and
-# must get the same results) and nbval on the executed pages. The pages run one thread
+# and a book build, then the checks on that build (tests marked `book`: one runs five pages
+# again with Ray, one of each kind of job, and must get the same results) and nbval on the
+# executed pages (a page built with Ray would name the build's Ray cluster, gone by then, as
+# its `runner` parameter: nbval re-runs the notebooks as they are). The pages run one thread
 # per process, as each Ray task does: a convolution's gradients differ in the last bits
 # with the number of threads.
 ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
@@ -89,8 +90,8 @@ test: setup data
 	$(BIN)/lint-imports
 	$(ONE_THREAD) $(PY) -m pytest -m "not book" -n 2 --dist loadscope --no-loadscope-reorder tests
 	rm -rf $(SMOKE)
-	$(ONE_THREAD) $(PY) book/execute.py --profile smoke --workers 2 --data-dir $(DATA_DIR) \
-	  --book-dir $(SMOKE) --output-dir $(SMOKE)/results
+	$(ONE_THREAD) $(PY) book/execute.py --profile smoke --data-dir $(DATA_DIR) --book-dir $(SMOKE) \
+	  --output-dir $(SMOKE)/results
 	$(ONE_THREAD) $(PY) -m pytest -m book tests
 	$(ONE_THREAD) $(PY) -m pytest --nbval-lax --nbval-sanitize-with tests/nbval_sanitize.cfg \
 	  -p no:cacheprovider $(SMOKE)/pages
