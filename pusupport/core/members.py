@@ -2,7 +2,7 @@
 
 :class:`SingleModel` is one ordinary module (any input, sparse too). :class:`StackedModels`
 is K seeds in one :class:`~pusupport.core.stacking.StackedNet`, each member with its own
-data, initialisation, dropout stream and prior — the same maths as K single runs.
+data, initialisation and dropout stream — the same maths as K single runs (each run's π: the loop).
 Both give scores with a leading member dimension, (K, B).
 """
 from __future__ import annotations
@@ -25,7 +25,6 @@ class SingleModel:
         (data,), (seed,) = datas, seeds
         torch.manual_seed(seed)
         self.data = data.to(runtime.device)
-        self.prior = data.prior
         self.model = build_model(cfg.model, data.x_u.shape).to(runtime.device)
         self.channels_last = runtime.channels_last and self.data.x_u.dim() == 4
         if self.channels_last:
@@ -146,8 +145,6 @@ class StackedModels:
         if len({(len(d.x_p), len(d.x_u), len(d.x_test)) for d in datas}) != 1:
             raise NotStackable("stacked seeds need data of the same sizes for every seed")
         self.K, self.device = len(seeds), device
-        priors = [d.prior for d in datas]
-        self.prior = priors[0] if len(set(priors)) == 1 else torch.tensor(priors, device=device)
         self.templates, self.dropout_gens = [], []
         for s in seeds:                           # exactly what a single run does for each seed
             torch.manual_seed(s)
