@@ -73,8 +73,9 @@ def test_stacked_runs_equal_single_runs(method):
 def test_nnpu_sigmoid_is_nnpu_with_the_sigmoid_loss():
     a = train(data(0), method="nnpu_sigmoid", **CFG)
     b = train(data(0), method="nnpu", loss="sigmoid", **CFG)
+    from pusupport.core.methods import view_column               # nnPU's run also gives nnPUSB
     pd.testing.assert_frame_equal(a.history.drop(columns=["method", "wall_time"]),
-                                  b.history.drop(columns=["method", "wall_time"]))
+                                  b.history.drop(columns=["method", "wall_time", view_column("nnpusb")]))
 
 
 def test_vpu_never_reads_the_prior():
@@ -94,6 +95,24 @@ def test_the_threshold_decides_the_test_error():
     expected = float(((g > run.threshold) != (d.y_test > 0)).double().mean())
     assert run.history.test_error.iloc[-1] == pytest.approx(expected, abs=1e-12)
     assert run.threshold != 0.0
+
+
+@pytest.mark.usefixtures("float64")
+@pytest.mark.parametrize("stacked", [False, True])
+def test_nnpusb_is_nnpus_run_at_its_own_threshold(stacked):
+    """nnPUSB trains exactly as nnPU; every nnPU run records its final test error at
+    nnPUSB's threshold, equal to nnPUSB's own run's (single and stacked)."""
+    from pusupport.core.methods import view_column
+    runs = {m: ([train(data(s), method=m, seed=s, **CFG) for s in SEEDS] if not stacked else
+                train_seeds(data, SEEDS, method=m, **CFG)) for m in ("nnpu", "nnpusb")}
+    for nnpu, nnpusb in zip(runs["nnpu"], runs["nnpusb"]):
+        a, b = nnpu.history, nnpusb.history
+        assert a[view_column("nnpusb")].iloc[:-1].isna().all()
+        assert a[view_column("nnpusb")].iloc[-1] == pytest.approx(b.test_error.iloc[-1], abs=1e-12)
+        for column in ("risk", "test_auc", "test_ap"):
+            assert a[column].tolist() == pytest.approx(b[column].tolist(), abs=1e-12)
+        assert (a.test_error != b.test_error).any()          # the thresholds differ
+        assert view_column("nnpusb") not in b                # a view has no views
 
 
 def test_oracle_aapu_selects_only_true_positives():

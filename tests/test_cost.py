@@ -50,11 +50,25 @@ def test_aapu_epochs_by_hand():
     assert run_flops(Run(cfg, data)) == rows * forward_flops(cfg.model, (2,))
 
 
+def test_a_view_costs_nothing_and_its_method_scores_u_at_the_last_epoch():
+    data = Data(n_p=10, n_u=100, n_test=50, eligible=100, shape=(2,))
+    nnpu = TrainConfig(method="nnpu", epochs=3, eval_every=0)
+    # each epoch: train P + U; the last: the test set, and U for nnPUSB's threshold
+    assert run_flops(Run(nnpu, data)) == (3 * 3 * 110 + 50 + 100) * forward_flops(nnpu.model, (2,))
+    # nnPUSB trained itself: P and U scored for its threshold at the evaluated epoch
+    nnpusb = replace(nnpu, method="nnpusb")
+    assert run_flops(Run(nnpusb, data)) == (3 * 3 * 110 + 50 + 110) * forward_flops(nnpu.model, (2,))
+    assert run_flops(Run(nnpusb, data, view=True)) == 0 == run_memory(Run(nnpusb, data, view=True))
+    assert price([Run(nnpu, data, 3), Run(nnpusb, data, 3, view=True)]).runs == 3
+
+
 def test_page_total_is_linear_in_seeds_and_epochs():
     formulation = get("formulation")                  # uPU and nnPU: no selection
     base = price(formulation.runs())
+    last = sum(forward_flops(r.cfg.model, r.data.shape) * r.data.n_u     # nnPU's U at its last epoch
+               for r in formulation.runs() if r.cfg.method == "nnpu")
     longer = replace(formulation, changes={"paper": {"train": dict(epochs=600), "page": dict(n_seeds=3)}})
-    assert price(longer.runs()).flops == 6 * base.flops and price(longer.runs()).runs == 6
+    assert price(longer.runs()).flops == 3 * (2 * base.flops - last) and price(longer.runs()).runs == 6
 
 
 def test_the_cost_model_prices_the_plan_a_page_runs():
@@ -93,3 +107,4 @@ def test_the_method_table_prices_every_method_on_every_data_set():
     assert set(table.index) == {"aapu", *COMPARED}
     assert (table.loc[["vpu", "distpu"], "20news"] == "—").all()
     assert (table.drop(columns="20news") != "—").all().all()
+    assert (table.loc["nnpusb"] == "0 (nnPU's run)").all()             # read from nnPU's run

@@ -172,6 +172,33 @@ def test_a_plan_stacks_its_mlp_runs_across_settings_and_keeps_the_tidy_layout(tm
     assert not h[h.method == "aapu π=0.3"].risk.equals(h[h.method == "aapu"].risk)
 
 
+def test_a_view_is_read_from_its_method_s_run_not_trained(tmp_path, capsys):
+    """nnPUSB trains as nnPU does: a plan with both trains nnPU once and reads nnPUSB from it
+    at its own threshold (said on the console); alone, nnPUSB trains an nnPU run; the cost
+    model prices the view at nothing."""
+    from pusupport.book.experiment import RunSpec
+    from pusupport.book.runs import as_trained, run_plan
+    exp = resolve_page("synthetic", **params("synthetic", profile="smoke", seeds=[0, 1],
+                                           output_dir=str(tmp_path)))
+    both = [RunSpec("nnpusb", "nnpusb"), RunSpec("nnpu", "nnpu")]
+    trained, source = as_trained(both)
+    assert [s.method for s in trained] == ["nnpu"]
+    assert source == {"nnpusb": (trained[0].label, "nnpusb"), "nnpu": (trained[0].label, None)}
+    h = run_plan(exp, both)
+    assert "nnpusb, read from the nnpu (for nnpusb) run at its own threshold" in capsys.readouterr().out
+    sb, nn = (h[h.method == m].reset_index(drop=True) for m in ("nnpusb", "nnpu"))
+    assert sb.test_error.equals(nn["test_error:nnpusb"]) and sb.test_auc.equals(nn.test_auc)
+    last = sb.epoch == sb.epoch.max()
+    assert sb.test_error[~last].isna().all() and sb.test_error[last].notna().all()
+    assert (sb.test_error[last] != nn.test_error[last]).any()           # another threshold
+    alone = run_plan(exp, [RunSpec("nnpusb", "nnpusb")])
+    assert "read from the run store" in capsys.readouterr().out          # the run above
+    assert alone.test_error.equals(sb.test_error)
+    from pusupport.book.experiment import Experiment
+    runs = Experiment("x", dataset="synthetic", plan=lambda s: both).runs(profile="smoke")
+    assert [r.view for r in runs] == [True, False]
+
+
 def test_random_rows_do_not_follow_a_class_sorted_order():
     from pusupport.book.experiments.memorization import random_rows
     y = torch.cat([torch.ones(500), -torch.ones(500)])      # sorted, as ImageFolder test splits are

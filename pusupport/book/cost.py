@@ -7,8 +7,10 @@ layer is sparse and counted as ``torch.sparse.mm`` computes it, 2 FLOPs per non-
 input × hidden unit (not the dense 130,107 × 300). A trained row costs its method's
 ``passes`` forward passes (3: forward + backward), an evaluated or scored row 1. Per epoch of
 :func:`~pusupport.core.training.fit`: n_p + n_u + |S| trained rows; the test set when the
-epoch evaluates (for PN training also P and U, for the training error); all of U when
-aaPU selects or U's losses are recorded. |S| during epoch e is
+epoch evaluates (for PN training also P and U, for the training error; for a method with a
+threshold also P and U); all of U when aaPU selects or U's losses are recorded, and at the
+last epoch for a method with a view (nnPU: nnPUSB's threshold). A view itself costs
+nothing: it is read from its method's run. |S| during epoch e is
 n_select · max(0, e − select_from), capped at the U points outside P: exact when S never
 re-picks a point, an upper bound under the paper's rule (re-picks allowed).
 Left out: Adam's update, the risks, index gathers and the few predictions made
@@ -39,7 +41,7 @@ import torch
 from torch import nn
 
 from ..core.config import ModelConfig, TrainConfig
-from ..core.methods import get_method
+from ..core.methods import get_method, views_of
 from ..core.models import SparseLinear, build_model
 from ..core.training import n_batches
 from ..data.datasets import SIZES
@@ -84,13 +86,15 @@ def data_sizes(dataset: str, d) -> Data:
 @dataclass(frozen=True)
 class Run:
     """One training configuration of a page, for ``seeds`` seeds (``stacked``: as one
-    network); ``scored``: rows scored once after training (a prior estimator's other half)."""
+    network); ``scored``: rows scored once after training (a prior estimator's other half);
+    ``view``: read from another method's run (:attr:`~pusupport.core.methods.Method.view_of`)."""
 
     cfg: TrainConfig
     data: Data
     seeds: int = 1
     stacked: bool = False
     scored: int = 0
+    view: bool = False
 
     @property
     def members(self) -> int:
@@ -136,20 +140,28 @@ def _selected(cfg: TrainConfig, data: Data, epoch: int) -> int:
 def run_flops(run: Run) -> float:
     """FLOPs of ``run`` over all its seeds: training, evaluation and selection passes."""
     cfg, d = run.cfg, run.data
+    if run.view:
+        return 0.0
     method, forward = get_method(cfg.method), forward_flops(cfg.model, d.shape, d.nnz)
     rows = 0
     for epoch in range(1, cfg.epochs + 1):
         rows += method.passes * (d.n_p + d.n_u + _selected(cfg, d, epoch))
-        if cfg.evaluates_at(epoch):
+        evaluates = cfg.evaluates_at(epoch)
+        if evaluates:
             rows += d.n_test + (d.n_p + d.n_u if method.supervised else 0)
-        if cfg.selects_at(epoch) or epoch in cfg.record_u_losses:
+        if (cfg.selects_at(epoch) or epoch in cfg.record_u_losses or evaluates and method.threshold
+                or epoch == cfg.epochs and views_of(cfg.method)):
             rows += d.n_u
+        if evaluates and method.threshold:      # P too, for the threshold
+            rows += d.n_p
     return float(run.seeds * forward * (rows + run.scored))
 
 
 def run_memory(run: Run) -> float:
-    """Peak bytes of one call of the loop (``members`` seeds at once)."""
+    """Peak bytes of one call of the loop (``members`` seeds at once; a view: none)."""
     cfg, d, k = run.cfg, run.data, run.members
+    if run.view:
+        return 0.0
     _, elements, parameters = _model(cfg.model, tuple(d.shape), d.nnz)
     batches = n_batches(d.n_p, d.n_u, cfg.batch_size)
     batch = sum(math.ceil(n / batches) for n in (d.n_p, d.n_u, _selected(cfg, d, cfg.epochs)))
@@ -183,7 +195,7 @@ def price(runs: list[Run], page: str = "") -> Cost:
     largest = max(runs, key=run_memory)
     who = (f"{largest.cfg.method} × {largest.seeds} seeds stacked" if largest.stacked
            else f"{largest.cfg.method}, one seed")
-    return Cost(page, sum(r.seeds for r in runs), sum(map(run_flops, runs)),
+    return Cost(page, sum(r.seeds for r in runs if not r.view), sum(map(run_flops, runs)),
                 run_memory(largest), who)
 
 

@@ -125,9 +125,9 @@ def _priced(spec: RunSpec, s: Settings, dataset: str | None, experiment: Experim
         p, u = data.n_p // 2, data.eligible // 2
         half = Data(p, u, 0, 0, data.shape, data.nnz)
         return Run(spec.train(s.train), half, scored=data.n_p - p + data.eligible - u)
-    k = spec.seeds or s.page.n_seeds
-    stacked = spec.stacks and k > 1 and data.nnz is None and get_method(spec.method).stacks
-    return Run(spec.train(s.train), data, k, stacked)
+    k, method = spec.seeds or s.page.n_seeds, get_method(spec.method)
+    stacked = spec.stacks and k > 1 and data.nnz is None and method.stacks
+    return Run(spec.train(s.train), data, k, stacked, view=method.view_of is not None)
 
 
 def runs_of(methods, **changes) -> list[RunSpec]:

@@ -18,6 +18,7 @@ import pandas as pd
 
 from . import experiments
 from .claims import judge_claims, reproduction_table as _table
+from ..core.methods import get_method
 from .cost import GPU, _bytes, _duration, _flops, markdown, price
 from .experiment import Experiment
 from .reference import read_spread
@@ -110,13 +111,14 @@ def cost_table() -> pd.DataFrame:
 
 def method_cost_table(name: str = "standing") -> pd.DataFrame:
     """GPU time at ``paper`` of each method of page ``name``'s plan on each of its data sets
-    (all seeds), "—" where the plan leaves the pair out."""
+    (all seeds), "—" where the plan leaves the pair out; a view (nnPUSB) names the run it is
+    read from."""
     experiment = get(name)
     specs = experiment.plan(experiment.resolve(experiment.dataset, "paper")[1])
-    times = {(s.method, s.dataset): price([run]).seconds for s, run in zip(specs, experiment.runs())}
+    times = {(s.method, s.dataset): f"0 ({get_method(get_method(s.method).view_of).label}'s run)"
+             if run.view else _duration(price([run]).seconds) for s, run in zip(specs, experiment.runs())}
     datasets = list(dict.fromkeys(d for _, d in times))
-    return pd.DataFrame([{"method": m, **{d: _duration(times[m, d]) if (m, d) in times else "—"
-                                         for d in datasets}}
+    return pd.DataFrame([{"method": m, **{d: times.get((m, d), "—") for d in datasets}}
                          for m in dict.fromkeys(m for m, _ in times)])
 
 

@@ -7,7 +7,7 @@ import pandas as pd
 
 from . import cluster
 from .store import RunStore, train_runs
-from ..core.methods import get_method
+from ..core.methods import get_method, view_column
 from ..core.progress import progress
 
 from typing import TYPE_CHECKING
@@ -107,6 +107,21 @@ def jobs_of(page: Page, specs: list[RunSpec], make_data=None) -> list[Job]:
                    for label, cfg, make in single]
 
 
+def as_trained(specs: list[RunSpec]) -> tuple[list[RunSpec], dict]:
+    """The runs that train ``specs``: a view (:attr:`~pusupport.core.methods.Method.view_of`,
+    e.g. nnPUSB) becomes its method's run (nnPU's), shared with the plan's own run of that
+    method and settings where there is one. Returns (those runs, {label: (trained run's
+    label, the view's method or None)})."""
+    runs, source = {}, {}
+    for spec in specs:
+        view = get_method(spec.method).view_of
+        base = spec if view is None else replace(spec, label=f"{view} (for {spec.label})", method=view)
+        key = (base.method, repr(base.changes), base.prior, base.dataset, base.seeds, base.stacks)
+        trained = runs.setdefault(key, base)
+        source[spec.label] = trained.label, spec.method if view else None
+    return list(runs.values()), source
+
+
 def run_plan(page: Page, specs: list[RunSpec], make_data=None) -> pd.DataFrame:
     """Train ``specs`` (a plan's runs) on the page's seeds (:func:`jobs_of`; ``make_data``:
     the page's data, default :func:`data_for` of the page with the runs' data changes) and
@@ -116,9 +131,12 @@ def run_plan(page: Page, specs: list[RunSpec], make_data=None) -> pd.DataFrame:
     (:class:`~pusupport.book.store.RunStore`: trained by another page of the build, or by
     an earlier build) is read, not trained again; the page prints which. With
     ``page.runner`` (a Ray cluster, set by ``book/execute.py --workers N``) the jobs are Ray
-    tasks instead (:func:`pusupport.book.cluster.fan_out`), on the same data and seeds.
+    tasks instead (:func:`pusupport.book.cluster.fan_out`), on the same data and seeds. A
+    view (e.g. nnPUSB) is read from its method's run (:func:`as_trained`), its test error
+    at its own threshold.
     """
-    jobs = jobs_of(page, specs, make_data)
+    trained, source = as_trained(specs)
+    jobs = jobs_of(page, trained, make_data)
     store = None if page.settings.train.dry_run else RunStore(page.output_dir / "runs", page.name)
     if page.runner:                          # a page under `book/execute.py --workers N`
         done = cluster.fan_out(jobs, page.runner, store)
@@ -142,6 +160,16 @@ def run_plan(page: Page, specs: list[RunSpec], make_data=None) -> pd.DataFrame:
     if read:
         print("read from the run store, not trained again: " + "; ".join(
             f"{label} (trained by the {trainer} page)" for label, trainer in read.items()))
+    views = {label: base for label, (base, view) in source.items() if view}
+    if views:
+        print("not trained: " + "; ".join(f"{label}, read from the {base} run at its own threshold "
+                                          "(it trains exactly as that run)"
+                                          for label, base in views.items()))
+
+    def history(label, seed):
+        base, view = source[label]
+        h = histories[base, seed]
+        return h.assign(method=label, **({} if view is None else {"test_error": h[view_column(view)]}))
     labels = list(dict.fromkeys(spec.label for spec in specs))
-    return pd.concat([histories[label, seed].assign(method=label)
-                      for label in labels for seed in page.seeds], ignore_index=True)
+    return pd.concat([history(label, seed) for label in labels for seed in page.seeds],
+                     ignore_index=True)

@@ -23,13 +23,14 @@ import pandas as pd
 import torch
 
 from ..core.checkpoint import code_version
+from ..core.methods import VIEW_PREFIX
 from ..core.runtime import resolve
 from .records import atomic_write_text
 
 #: Settings that do not change a run's numbers: where and how it is shown or saved,
 #: the seed (the key lists the seeds), and how often it is evaluated (checked apart).
 NOT_IN_KEY = ("progress", "checkpoint_dir", "checkpoint_every", "device", "seed", "eval_every")
-#: History columns that exist only at evaluated epochs.
+#: History columns that exist only at evaluated epochs (and each view's test error).
 EVALUATED = ("test_error", "test_auc", "test_ap", "train_error")
 
 
@@ -127,8 +128,8 @@ class RunStore:
         history = pd.read_csv(Path(self.folder) / f"{key}.csv")
         history["method"] = cfg.method
         blank = ~history.epoch.isin(needed)
-        for column in EVALUATED:
-            if column in history:
+        for column in history.columns:
+            if column in EVALUATED or column.startswith(VIEW_PREFIX):
                 history.loc[blank, column] = float("nan")
         return [history[history.seed == s].reset_index(drop=True) for s in meta["seeds"]], meta["page"]
 

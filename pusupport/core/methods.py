@@ -78,7 +78,10 @@ class Method:
     method to train on one's own data (the command line and PUClassifier refuse it);
     ``mixes_inputs``: MixUp mixes its input rows, so it needs dense rows (not sparse ones);
     ``passes``: forward-pass equivalents one trained row costs (forward +
-    backward = 3; a second forward pass adds 3).
+    backward = 3; a second forward pass adds 3); ``view_of``: the method this one trains
+    exactly as (same risk, same batches), differing only in its ``threshold`` — the loop
+    records its final test error beside that method's own (:func:`view_column`), so one
+    run gives both.
     """
 
     name: str
@@ -96,6 +99,21 @@ class Method:
     init_state: Callable | None = None
     end_epoch: Callable | None = None
     threshold: Callable | None = None
+    view_of: str | None = None
+
+
+def views_of(name: str) -> list[Method]:
+    """The methods that are method ``name``'s run at another threshold (their ``view_of``)."""
+    return [m for m in METHODS.values() if m.view_of == name]
+
+
+#: The history columns of the test error at a view's threshold: this prefix and its name.
+VIEW_PREFIX = "test_error:"
+
+
+def view_column(name: str) -> str:
+    """The history column of the test error at view ``name``'s threshold."""
+    return VIEW_PREFIX + name
 
 
 def grow_selection(end: EpochEnd, smallest: bool = False, among: Callable | None = None) -> None:

@@ -21,7 +21,7 @@ from . import checkpoint
 from .config import DRY_RUN_ROWS, TrainConfig, merge
 from .problem import PUData
 from .members import SingleModel, StackedModels
-from .methods import Batch, EpochEnd, get_method
+from .methods import Batch, EpochEnd, get_method, view_column, views_of
 from .metrics import average_precision, roc_auc, zero_one_error
 from .models import full_precision
 from .progress import progress
@@ -180,28 +180,40 @@ def _epoch_row(cfg, seed, epoch, lr, means, metrics, selected, train_error) -> d
     return {**row, "n_selected": len(selected), "purity": selected.purity}
 
 
-def thresholds(groups: list[_Group], members, batch_size: int, amp: bool, rows: int | None = None):
+def thresholds(groups: list[_Group], scored) -> torch.Tensor | None:
     """Each member's decision threshold (K,): its method's, from its training P and U scores
-    (eval mode); None when no method has one (the sign of g)."""
+    (``scored``: eval mode); None when no method has one (the sign of g)."""
     if all(g.method.threshold is None for g in groups):
         return None
-    g_p = members.scores("x_p", batch_size, amp, rows)
-    g_u = members.scores("x_u", batch_size, amp, rows)
+    g_p, g_u = scored("x_p"), scored("x_u")
     return torch.cat([g_p.new_zeros(g.stop - g.start) if g.method.threshold is None else
                       g.method.threshold(g_p[g.rows], g_u[g.rows], g.prior) for g in groups])
 
 
-def test_metrics(members, y_test: torch.Tensor, batch_size: int, amp: bool,
-                 rows: int | None = None, threshold=None) -> list:
-    """[test error, test ROC AUC, test average precision] of each member (eval mode,
-    ``batch_size`` rows at a time) on the test set or its first ``rows``; the error counts
-    g > ``threshold`` (K,) as positive (AUC and AP do not depend on a threshold)."""
-    g_test = members.scores("x_test", batch_size, amp, rows)
+def test_metrics(g_test: torch.Tensor, y_test: torch.Tensor, threshold=None) -> list:
+    """[test error, test ROC AUC, test average precision] of each member from its test scores
+    ``g_test`` (K, n; a dry run's first n rows); the error counts g > ``threshold`` (K,) as
+    positive (AUC and AP do not depend on a threshold)."""
     y_test = y_test[:, :g_test.shape[1]]
     decided = g_test if threshold is None else g_test - threshold[:, None]
     ranked = [torch.stack([metric(g_test[k], y_test[k]) for k in range(len(g_test))])
               for metric in (roc_auc, average_precision)]
     return torch.stack([zero_one_error(decided, y_test), *ranked], 1).tolist()
+
+
+def view_errors(groups: list[_Group], scored, g_test: torch.Tensor, y_test: torch.Tensor) -> list[dict]:
+    """Each member's test error at the threshold of each view of its method
+    (:attr:`~pusupport.core.methods.Method.view_of`, e.g. nnPUSB of nnPU): {column: error};
+    the loop records it at the last epoch."""
+    out = [{} for _ in range(len(g_test))]
+    y_test = y_test[:, :g_test.shape[1]]
+    for g in groups:
+        for view in views_of(g.cfg.method):
+            theta = view.threshold(scored("x_p")[g.rows], scored("x_u")[g.rows], g.prior)
+            errors = zero_one_error(g_test[g.rows] - theta[:, None], y_test[g.rows]).tolist()
+            for k, error in zip(range(g.start, g.stop), errors):
+                out[k][view_column(view.name)] = error
+    return out
 
 
 def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainConfig],
@@ -287,29 +299,31 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
                 raise FloatingPointError(
                     f"seed {seed}: the {cfgs[k].method} risk became {m[0]} at epoch {epoch}: "
                     "training diverged — lower the learning rate or check the inputs for NaN")
-        metrics, train_errors = [[math.nan] * 3] * K, [None] * K
+        metrics, train_errors, viewed = [[math.nan] * 3] * K, [None] * K, [{}] * K
+        scored = _Scored(members, cfg.eval_batch_size, amp, rows_scored)
         if cfg.evaluates_at(epoch) and n_test > 0:
-            threshold = thresholds(groups, members, cfg.eval_batch_size, amp, rows_scored), epoch
-            metrics = test_metrics(members, y_test, cfg.eval_batch_size, amp, rows_scored, threshold[0])
+            threshold = thresholds(groups, scored), epoch
+            metrics = test_metrics(scored("x_test"), y_test, threshold[0])
+            if epoch == cfg.epochs:          # a view's final error: U scored once a run
+                viewed = view_errors(groups, scored, scored("x_test"), y_test)
         if supervised:
             train_errors = [math.nan] * K
             if cfg.evaluates_at(epoch):
-                g_p = members.scores("x_p", cfg.eval_batch_size, amp, rows_scored)
-                g_n = members.scores("x_u", cfg.eval_batch_size, amp, rows_scored)
+                g_p, g_n = scored("x_p"), scored("x_u")
                 wrong = (g_p <= 0).sum(1) + (g_n > 0).sum(1)
                 train_errors = (wrong.double() / (g_p.shape[1] + g_n.shape[1])).tolist()
-        scored = _UScores(members, cfg, amp, rows_scored, n_u, device)
+        losses = _ULosses(scored, n_u, device)
         if epoch in cfg.record_u_losses:
             for k, c in enumerate(cfgs):
-                u_losses[k][epoch] = scored(c.selection_loss)[k, :scored.n].cpu()   # U's first rows in a dry run
+                u_losses[k][epoch] = losses(c.selection_loss)[k, :losses.n].cpu()   # U's first rows in a dry run
         for gr in groups:
             if gr.method.end_epoch:
                 gr.method.end_epoch(EpochEnd(epoch, gr.cfg, selected[gr.rows], gr.state,
-                                             lambda r=gr.rows, loss=gr.cfg.selection_loss: scored(loss)[r]))
+                                             lambda r=gr.rows, loss=gr.cfg.selection_loss: losses(loss)[r]))
         wall = time.perf_counter() - start
         for k, seed in enumerate(seeds):
             rows[k].append({**_epoch_row(cfgs[k], seed, epoch, lr, means[k], metrics[k], selected[k],
-                                         train_errors[k]), "wall_time": wall})
+                                         train_errors[k]), **viewed[k], "wall_time": wall})
         bar.set_postfix(test_error=f"{rows[0][-1]['test_error']:.4f}", S=len(selected[0]))
         if cfg.checkpoint_dir and (epoch % cfg.checkpoint_every == 0 or epoch == cfg.epochs):
             checkpoint.save(path, {
@@ -318,29 +332,39 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
                 "rng": {"members": members.rng_state(), "batches": [g.get_state() for g in batch_gens]},
                 "method_state": [g.state for g in groups], "history": rows, "u_losses": u_losses})
     final = (threshold[0] if threshold[1] == cfg.epochs else      # the last evaluation's, if last
-             thresholds(groups, members, cfg.eval_batch_size, amp, rows_scored))
+             thresholds(groups, _Scored(members, cfg.eval_batch_size, amp, rows_scored)))
     final = [0.0] * K if final is None else final.tolist()
     return [RunResult(pd.DataFrame(r), model, sel, replace(c, seed=s), u, t)
             for r, model, sel, c, s, u, t in zip(rows, members.models(), selected, cfgs, seeds,
                                                   u_losses, final)]
 
 
-class _UScores:
-    """U's losses as negatives (K, n_u) after an epoch under a selection loss, U scored once
-    on first call; a dry run scores U's first rows (``n``) and leaves the others at ``-inf``
-    (never picked)."""
+class _Scored:
+    """Eval-mode scores (K, n) of the rows called ``name`` ("x_p", "x_u", "x_test") after an
+    epoch, each scored once on first use; a dry run scores the first ``rows``."""
 
-    def __init__(self, members, cfg, amp, rows, n_u, device):
-        self.members, self.cfg, self.amp, self.rows, self.n_u, self.device = (
-            members, cfg, amp, rows, n_u, device)
-        self.scores, self.losses, self.n = None, {}, None
+    def __init__(self, members, batch_size: int, amp: bool, rows: int | None):
+        self.members, self.batch_size, self.amp, self.rows, self.done = members, batch_size, amp, rows, {}
+
+    def __call__(self, name: str) -> torch.Tensor:
+        if name not in self.done:
+            self.done[name] = self.members.scores(name, self.batch_size, self.amp, self.rows)
+        return self.done[name]
+
+
+class _ULosses:
+    """U's losses as negatives (K, n_u) after an epoch under a selection loss, from U's
+    scores (:class:`_Scored`); a dry run scores U's first rows (``n``) and leaves the
+    others at ``-inf`` (never picked)."""
+
+    def __init__(self, scored: _Scored, n_u: int, device):
+        self.scored, self.n_u, self.device, self.losses, self.n = scored, n_u, device, {}, None
 
     def __call__(self, loss: str) -> torch.Tensor:
-        if self.scores is None:
-            self.scores = self.members.scores("x_u", self.cfg.eval_batch_size, self.amp, self.rows)
-            self.n = self.scores.shape[1]
+        scores = self.scored("x_u")
+        self.n = scores.shape[1]
         if loss not in self.losses:
-            losses = torch.full((len(self.scores), self.n_u), -math.inf, device=self.device)
-            losses[:, :self.n] = negative_losses(self.scores, loss)
+            losses = torch.full((len(scores), self.n_u), -math.inf, device=self.device)
+            losses[:, :self.n] = negative_losses(scores, loss)
             self.losses[loss] = losses
         return self.losses[loss]

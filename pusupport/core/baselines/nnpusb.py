@@ -1,9 +1,11 @@
 """nnPUSB (Kato, Teshima & Honda, ICLR 2019, "Learning from positive and unlabeled data
-with a selection bias"): nnPU's logistic risk, with the decision threshold moved so that a
-fraction π of the training U is called positive — the (1 − π)-quantile of U's scores.
+with a selection bias"): nnPU's risk (their logistic loss, the config's default), with the
+decision threshold moved so that a fraction π of the training U is called positive — the
+(1 − π)-quantile of U's scores.
 
 It asks whether a gain of aaPU's is a shift of the threshold: nnPUSB shifts it from the
-training data alone.
+training data alone. It trains exactly as nnPU does, so it is a view of nnPU's run
+(``view_of``): every nnPU run also records its final test error at this threshold.
 """
 from __future__ import annotations
 
@@ -20,8 +22,8 @@ def quantile_threshold(g_p: torch.Tensor, g_u: torch.Tensor, prior) -> torch.Ten
     return torch.stack([torch.quantile(g_u[k], 1 - prior[k]) for k in range(len(g_u))])
 
 
-register(Method("nnpusb", "nnPUSB", "nnPU (logistic) with the threshold at U's (1 − π)-quantile "
+register(Method("nnpusb", "nnPUSB", "nnPU with the threshold at U's (1 − π)-quantile "
                 "(Kato et al., 2019)", color="#2ca02c",
-                risk=lambda b: nnpu_risk(b.g_p, b.g_u, b.prior, "logistic", b.config.beta,
+                risk=lambda b: nnpu_risk(b.g_p, b.g_u, b.prior, b.config.loss, b.config.beta,
                                          b.config.gamma),
-                threshold=quantile_threshold))
+                threshold=quantile_threshold, view_of="nnpu"))
