@@ -264,6 +264,7 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
     threshold = None, None                   # (each member's decision threshold, its epoch)
     rows_scored = DRY_RUN_ROWS if cfg.dry_run else None
     supervised = groups[0].method.supervised
+    last = cfg.visited_epochs()[-1]          # the last epoch (a dry run's last visited one)
 
     def scores(x):                           # a method's second forward pass
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
@@ -304,8 +305,8 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
         if cfg.evaluates_at(epoch) and n_test > 0:
             threshold = thresholds(groups, scored), epoch
             metrics = test_metrics(scored("x_test"), y_test, threshold[0])
-            if epoch == cfg.epochs:          # a view's final error: U scored once a run
-                viewed = view_errors(groups, scored, scored("x_test"), y_test)
+        if epoch == last and n_test > 0:     # a view's final error: U scored once a run
+            viewed = view_errors(groups, scored, scored("x_test"), y_test)
         if supervised:
             train_errors = [math.nan] * K
             if cfg.evaluates_at(epoch):
