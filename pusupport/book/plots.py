@@ -34,7 +34,8 @@ def set_style() -> None:
 def learning_curves(history: pd.DataFrame, metric: str = "test_error", ax=None,
                     ylabel: str = "test error (zero-one)", title: str | None = None):
     """Mean ± one standard deviation over seeds of ``metric`` per epoch, one line per method
-    (epochs without an evaluation, NaN, are left out)."""
+    (epochs without an evaluation, NaN, are left out), zoomed to the curves after their first
+    tenth of evaluations (:func:`zoom_after_start`)."""
     ax = ax or plt.subplots(figsize=(7, 4))[1]
     methods = list(dict.fromkeys(history.method))
     history = history.dropna(subset=[metric]).reset_index(drop=True)
@@ -45,7 +46,23 @@ def learning_curves(history: pd.DataFrame, metric: str = "test_error", ax=None,
     ax.legend(handles, [legend_name(l) for l in labels], title=None)
     ax.set(ylabel=ylabel, xlabel="epoch", title=title)
     ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+    zoom_after_start(ax, history, metric)
     return ax
+
+
+def zoom_after_start(ax, history: pd.DataFrame, metric: str, skip: float = 0.1) -> None:
+    """Set the y-axis to the bands (mean ± SD over seeds) from the first ``skip`` of the
+    evaluated epochs on, padded by a tenth: the first epochs' large errors would squash the
+    curves where the methods differ (they run off the top of the axis instead)."""
+    epochs = sorted(history.epoch.unique())
+    start = epochs[int(len(epochs) * skip)] if epochs else None
+    stats = (history[history.epoch >= start].groupby(["method", "epoch"])[metric]
+             .agg(["mean", "std"]).fillna(0.0)) if start is not None else None
+    if stats is None or stats.empty:
+        return
+    low, high = (stats["mean"] - stats["std"]).min(), (stats["mean"] + stats["std"]).max()
+    pad = 0.1 * (high - low) or 0.01 * max(abs(high), 1e-3)
+    ax.set_ylim(low - pad, high + pad)
 
 
 def save_figure(fig, out_dir, name: str) -> list[Path]:

@@ -76,8 +76,11 @@ def datasets_table(pages: dict) -> pd.DataFrame:
 def not_run_text(s, profile: str) -> str:
     """Markdown: what ``profile`` (settings ``s``) leaves out of the `paper` plan, and why."""
     left = not_run(s, profile)
-    return ("Every method ran on every data set." if not left else
-            "**Not run here:**\n\n" + "\n".join(f"- {line}" for line in left))
+    if not left:
+        return "Every method ran on every data set."
+    why = (f"\n\nNot at this profile because {LEFT_OUT[profile][1]}."
+           if any(line.endswith(": not at this profile") for line in left) else "")
+    return "**Not run here:**\n\n" + "\n".join(f"- {line}" for line in left) + why
 
 
 def outcome_colors() -> dict:
@@ -102,7 +105,7 @@ def not_run(s, profile: str) -> list[str]:
             left = [get_method(m).label for m in COMPARED if m not in s.page.compared[d]
                     and not mixes_on_sparse(m, d)]
             if left:
-                out.append(f"{', '.join(left)} on {d}: not at this profile ({LEFT_OUT[profile][1]})")
+                out.append(f"{', '.join(left)} on {d}: not at this profile")
     return out
 
 
