@@ -32,8 +32,17 @@ def require_ray():
         pytest.skip(reason)
 
 
-def run_execute(*args, timeout):
-    env = {**os.environ, "TQDM_DISABLE": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+def require_smoke_build(folder: Path):
+    if not folder.is_dir():
+        reason = f"no serial smoke build in {SMOKE} (make test builds it first)"
+        if IN_CI:
+            pytest.fail(f"{reason} (CI=true: this check must run)")
+        pytest.skip(reason)
+
+
+def run_execute(*args, timeout, env=None):
+    env = {**os.environ, **(env or {}), "TQDM_DISABLE": "1", "OMP_NUM_THREADS": "1",
+           "MKL_NUM_THREADS": "1"}
     env.pop("RAY_ADDRESS", None)                 # a local Ray instance, never a real cluster
     return subprocess.run([sys.executable, str(EXECUTE), "--profile", "smoke", *args],
                           capture_output=True, text=True, env=env, timeout=timeout)
@@ -81,11 +90,7 @@ WITH_RAY = ("formulation", "synthetic", "readings", "real_cifar10", "real_20news
 def test_ray_runs_give_the_summaries_of_the_serial_build(tmp_path):
     require_ray()
     serial = SMOKE / "results"
-    if not serial.is_dir():
-        reason = f"no serial smoke build in {SMOKE} (make test builds it first)"
-        if IN_CI:
-            pytest.fail(f"{reason} (CI=true: this check must run)")
-        pytest.skip(reason)
+    require_smoke_build(serial)
     data = os.environ.get("PUSUPPORT_DATA")
     run = run_execute("--workers", "2", "--only", *WITH_RAY, "--no-build", "--book-dir",
                       str(tmp_path / "book"), "--output-dir", str(tmp_path / "results"),
@@ -118,3 +123,28 @@ def test_a_failing_page_is_retried_once_then_named_with_a_non_zero_exit(tmp_path
     # the other page still ran
     assert json.loads((tmp_path / "results" / "page_times_smoke.json").read_text()).keys() == {
         "introduction"}
+
+
+def test_the_no_training_guard_stops_any_training_and_nothing_else():
+    """tests/no_training on PYTHONPATH: importing the package works, training raises."""
+    code = ("from pusupport.data import synthetic; from pusupport.core.training import train\n"
+            "try:\n    train(synthetic(0, n_labeled=10, n_unlabeled=20, n_test=10), method='nnpu', epochs=1)\n"
+            "except RuntimeError as err:\n    print('stopped:', err)")
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "tests" / "no_training")}
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                         timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("stopped: this build trained a run")
+
+
+@pytest.mark.book
+def test_a_page_that_reuses_another_pages_run_names_it():
+    """In `make test`'s smoke build the readings page reads the synthetic page's runs and the
+    standing page 20 News's, each naming where they come from. (Built a second time into the
+    same folder, the whole book trains nothing: `make test` runs nbval that way, with
+    tests/no_training on PYTHONPATH.)"""
+    pages = SMOKE / "pages"
+    require_smoke_build(pages)
+    said = {name: (pages / f"{name}.ipynb").read_text() for name in ("readings", "standing")}
+    assert "read from the run store, not trained again: aapu (trained by the synthetic page)" in said["readings"]
+    assert "(trained by the real_20news page)" in said["standing"]

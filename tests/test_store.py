@@ -129,3 +129,37 @@ def test_a_run_another_page_is_training_is_waited_for_and_read(tmp_path, capsys)
     second.join(10)
     assert got["first"][1] is None and got["second"][1] == "synthetic"
     pd.testing.assert_frame_equal(got["second"][0][0], got["first"][0][0])
+
+
+def test_a_whole_result_is_trained_once_and_read_back_as_it_was(tmp_path, monkeypatch, capsys):
+    """What a page reads beyond the history (the model, U's losses, S, the threshold:
+    the histogram, memorisation, biased-selection and own-data pages, the prior
+    estimator) is trained once per output folder too: read back equal, said on the
+    console; other seeds are trained, and a dry run stores nothing."""
+    import pytest
+    from pusupport.apps.prior import estimate_prior
+    biased, data = page("biased_selection", tmp_path), synthetic(0, n_labeled=20, n_unlabeled=100, n_test=50)
+    cfg = biased.train_config("aapu", epochs=3, select_from=2, n_select=5, record_u_losses=[2])
+    first = biased.train(data, cfg)
+    estimates = estimate_prior(data.x_p, data.x_u, seed=0, epochs=2, trainer=biased.train)
+    assert "read from the run store" not in capsys.readouterr().out
+    monkeypatch.setattr("pusupport.core.training.fit", no_training)
+    other = page("histograms", tmp_path)
+    again = other.train(data, cfg)
+    read = estimate_prior(data.x_p, data.x_u, seed=0, epochs=2, trainer=other.train)
+    assert [replace(e, seconds=0) for e in read.values()] == [replace(e, seconds=0) for e in estimates.values()]
+    assert all(r.seconds >= e.seconds - 0.02 for r, e in zip(read.values(), estimates.values()))  # its training
+    said = capsys.readouterr().out
+    assert said.count("(trained by the biased_selection page)") == 2
+    assert "aapu on synthetic, seed 0 (trained by the biased_selection page)" in said
+    pd.testing.assert_frame_equal(again.history, first.history)
+    assert again.u_losses.keys() == {2} and torch.equal(again.u_losses[2], first.u_losses[2])
+    assert again.selected.indices.tolist() == first.selected.indices.tolist() != []
+    assert again.threshold == first.threshold
+    for a, b in zip(again.model.state_dict().values(), first.model.state_dict().values()):
+        assert torch.equal(a, b)
+    with pytest.raises(AssertionError, match="trained a run"):
+        other.train(data, replace(cfg, seed=1))
+    monkeypatch.undo()
+    page("histograms", tmp_path / "dry", dry_run=1).train(data, cfg)
+    assert not (tmp_path / "dry" / "runs").exists()

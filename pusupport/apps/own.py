@@ -214,10 +214,11 @@ def estimator_config(own_or_shape, profile: str = "paper", dry_run: int = 0,
 
 
 def estimate(data: PUData, config: TrainConfig | None = None, seed: int = 0,
-             device: str = "auto") -> dict:
-    """BBE and Elkan–Noto estimates of π from the problem's P and U."""
+             device: str = "auto", trainer=None) -> dict:
+    """BBE and Elkan–Noto estimates of π from the problem's P and U (``trainer``: see
+    :func:`~pusupport.apps.prior.estimate_prior`)."""
     config = config or estimator_config(tuple(data.x_u.shape))
-    return estimate_prior(data.x_p, data.x_u, config, seed=seed, device=device)
+    return estimate_prior(data.x_p, data.x_u, config, seed=seed, device=device, trainer=trainer)
 
 
 def check_method(method: str, prior: float | None = None, spelling: str = "python") -> str:
@@ -233,9 +234,10 @@ def check_method(method: str, prior: float | None = None, spelling: str = "pytho
 
 
 def choose_prior(data: PUData, prior: float | None, config: TrainConfig | None = None,
-                 seed: int = 0, device: str = "auto", method: str = "aapu"):
+                 seed: int = 0, device: str = "auto", method: str = "aapu", trainer=None):
     """(the problem with π set, the BBE estimate or None): ``prior`` given, or BBE's; a
-    ``method`` that never reads π (VPU) gets neither, and no estimator is trained."""
+    ``method`` that never reads π (VPU) gets neither, and no estimator is trained
+    (``trainer``: see :func:`~pusupport.apps.prior.estimate_prior`)."""
     from ..core.methods import get_method
     if not get_method(method).needs_prior:
         return data, None
@@ -244,7 +246,7 @@ def choose_prior(data: PUData, prior: float | None, config: TrainConfig | None =
             raise ValueError(f"prior={prior!r}: give π, the positive fraction of U, as a number "
                              "strictly between 0 and 1 (e.g. 0.3), or None to estimate it")
         return replace(data, prior=float(prior)), None
-    bbe = estimate(data, config, seed, device)["BBE"]
+    bbe = estimate(data, config, seed, device, trainer)["BBE"]
     return replace(data, prior=bbe.estimate), bbe
 
 

@@ -145,7 +145,7 @@ ESTIMATOR = {"model": dict(name="mlp"),
                            lr_schedule={}, progress=False)}
 
 
-def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, **overrides) -> dict:
+def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, trainer=None, **overrides) -> dict:
     """Estimate π from labelled positives ``x_p`` and unlabelled ``x_u`` with BBE and Elkan–Noto.
 
     Half of P and of U train a P-vs-U classifier (method ``"pn"`` of the training loop,
@@ -153,7 +153,9 @@ def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, **overrides) -> di
     is not drowned by U; ``config``/``overrides``: its TrainConfig, default
     :data:`ESTIMATOR`); the other halves are scored. BBE reads the scores' ranking;
     Elkan–Noto's probabilities are those of the actual P : U ratio, σ(g + log(n_p/n_u)). Returns
-    ``{"BBE": PriorEstimate, "Elkan-Noto": PriorEstimate}``.
+    ``{"BBE": PriorEstimate, "Elkan-Noto": PriorEstimate}``. ``trainer(data, config)``
+    trains the classifier (default :func:`~pusupport.core.training.train`; the book's
+    pages pass one that reads it from their run store).
     """
     from ..core.config import Settings, merge
     from ..core.problem import supervised
@@ -165,17 +167,18 @@ def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, **overrides) -> di
                          "(half of each trains the P-vs-U classifier, half is scored)")
     cfg = merge(config or Settings().merge(ESTIMATOR).train, {**overrides, "method": "pn"}, "train")
     cfg = merge(cfg, {"eval_every": 0, "progress": False}, "train")
-    start = time.perf_counter()
     gen = torch.Generator().manual_seed(cfg.seed)
     perm_p, perm_u = torch.randperm(len(x_p), generator=gen), torch.randperm(len(x_u), generator=gen)
     p1, p2 = perm_p[: len(x_p) // 2], perm_p[len(x_p) // 2:]
     u1, u2 = perm_u[: len(x_u) // 2], perm_u[len(x_u) // 2:]
-    net = train(replace(supervised(x_p[p1], x_u[u1], name="P vs U"), prior=0.5), cfg).model
+    trained = (trainer or train)(replace(supervised(x_p[p1], x_u[u1], name="P vs U"), prior=0.5), cfg)
+    net, start = trained.model, time.perf_counter()
     dev = next(net.parameters()).device
     amp = resolve(cfg).bf16
     g_p = predict(net, x_p[p2].to(dev), amp=amp).cpu()
     g_u = predict(net, x_u[u2].to(dev), amp=amp).cpu()
-    elapsed = time.perf_counter() - start
+    # the classifier's training time (as recorded when it was trained) and the scoring's
+    elapsed = float(trained.history.wall_time.iloc[-1]) + time.perf_counter() - start
     bbe = bbe_from_scores(g_p, g_u, delta)
     en = elkan_noto_from_scores(torch.sigmoid(g_p + math.log(len(p1) / len(u1))), len(p1), len(u1))
     problem = degenerate(torch.cat([g_p, g_u]))

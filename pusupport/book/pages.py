@@ -93,6 +93,19 @@ class Page:
         """Train ``specs`` (default: the whole plan) on every seed; the tidy history."""
         return run_plan(self, self.plan() if specs is None else specs, make_data)
 
+    def train(self, data, cfg: TrainConfig):
+        """One run (``cfg`` on ``data``) whose whole result the page reads (model, U's
+        losses, S): read from the output folder's run store when another page or an
+        earlier build trained it (the page says so), else trained and stored; a dry run
+        trains and stores nothing."""
+        from .store import RunStore, train_stored
+        store = None if self.settings.train.dry_run else RunStore(self.output_dir / "runs", self.name)
+        result, trainer = train_stored(data, cfg, store)
+        if trainer is not None:
+            print(f"read from the run store, not trained again: {cfg.method} on {data.name}, "
+                  f"seed {cfg.seed} (trained by the {trainer} page)")
+        return result
+
     def claims(self) -> list[tuple]:
         """(claim, results folder) of this page's claims."""
         return [(c, self.name) for c in self.experiment.claims

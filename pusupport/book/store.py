@@ -8,7 +8,8 @@ folder) reads its history instead of training it again, provided the stored run 
 evaluated at every epoch the page evaluates; its test metrics at other epochs are
 blanked, so the page gets the history it would have written itself. Pages running at the
 same time (``--workers``) share the store: a run is claimed with a lock on its key, and
-a page that needs a run another page is training waits for it and reads it.
+a page that needs a run another page is training waits for it and reads it. A page that
+reads a run's whole result (model, U's losses, S) stores that (:func:`train_stored`).
 """
 from __future__ import annotations
 
@@ -144,6 +145,27 @@ class RunStore:
         atomic_write_text(folder / f"{key}.csv", pd.concat(histories, ignore_index=True).to_csv(index=False))
         atomic_write_text(meta_path, json.dumps({"page": self.page, "method": cfg.method,
                                                  "seeds": list(seeds), "evaluated": evaluated}))
+
+
+def train_stored(data, cfg, store: RunStore | None = None):
+    """One single-seed run's whole result (history, model, S, U's losses, threshold:
+    :class:`~pusupport.core.training.RunResult`) for what a page reads beyond the
+    history: read from ``store`` when it holds it (returns (result, the page that trained
+    it)), else trained now and stored (result, None). ``store`` None: trained, not stored."""
+    from ..core.training import train
+    if store is None:
+        return train(data, cfg), None
+    key = "result-" + run_key(cfg, [cfg.seed], [data], stacked=False)
+    path = Path(store.folder) / f"{key}.pt"
+    with store._claimed(key, cfg.method, wait=True):
+        if path.exists():
+            saved = torch.load(path, weights_only=False)
+            return saved["result"], saved["page"]
+        result = train(data, cfg)
+        tmp = path.with_suffix(".tmp")
+        torch.save({"page": store.page, "result": result}, tmp)
+        tmp.replace(path)
+    return result, None
 
 
 def train_runs(job, datas: list, store: RunStore | None = None) -> list[tuple[list, str | None]]:

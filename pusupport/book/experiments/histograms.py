@@ -8,7 +8,6 @@ import pandas as pd
 
 from ...core.problem import PUData
 from ...core.selection import top_k_purity
-from ...core.training import train
 from ..claims import Claim, observed
 from ..experiment import OPT_INT, TRAINING, Experiment, RunSpec
 from ..paper import CPU_CIFAR_SHORT
@@ -38,7 +37,7 @@ def run_loss_snapshots(page: Page, data: PUData):
     top_k = page.settings.page.top_k
     panels, rows = {}, []
     for spec in page.plan():
-        result = train(data, page.config(spec))
+        result = page.train(data, page.config(spec))
         panels[spec.label] = {"losses": result.u_losses, "range": spec.values["range"]}
         h = result.history.assign(method=spec.label)
         for epoch, losses in result.u_losses.items():

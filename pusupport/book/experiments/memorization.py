@@ -10,7 +10,6 @@ import torch
 from ...core.problem import as_features, flip_labels, resolve_classes, supervised
 from ...data.datasets import CIFAR10_POSITIVE, LabeledData
 from ...core.progress import progress
-from ...core.training import train
 from ..claims import Claim, observed
 from ..experiment import TRAINING, Experiment, RunSpec
 
@@ -50,7 +49,7 @@ def run_memorization(page: Page, cifar10: LabeledData) -> pd.DataFrame:
             data = supervised(as_features(x_train[noisy > 0]), as_features(x_train[noisy < 0]),
                               x_val, y_val,
                               name=f"CIFAR-10, {noise:.0%} noise")
-            h = train(data, page.config(spec, seed)).history
+            h = page.train(data, page.config(spec, seed)).history
             runs.append(h.assign(noise=noise, method=spec.label, majority=majority,
                                  train_accuracy=1 - h.train_error, val_accuracy=1 - h.test_error))
     return pd.concat(runs, ignore_index=True)

@@ -89,7 +89,8 @@ def estimate_priors(page: Page) -> pd.DataFrame:
         true_prior = float((data.u_truth[~data.u_in_p] > 0).float().mean())
         with warnings.catch_warnings():                       # the note column carries it
             warnings.simplefilter("ignore", PriorWarning)
-            estimates = estimate_prior(data.x_p, x_u, estimator, seed=page.seeds[0], device=page.device)
+            estimates = estimate_prior(data.x_p, x_u, estimator, seed=page.seeds[0],
+                                       device=page.device, trainer=page.train)
         for est in estimates.values():
             rows.append({"data set": name, **est.as_dict(), "true prior": true_prior})
     return pd.DataFrame(rows)
