@@ -150,8 +150,10 @@ def run_standing(page: Page, pages: dict) -> tuple[pd.DataFrame, dict]:
             meta[dataset] = {"status": "not run", "reason": f"data not available ({err})"}
             continue
         histories.append(run_plan(here, specs, make).assign(dataset=dataset))
+        y_test = make(here.seeds[0]).y_test
         meta[dataset] = {"status": "run", "seeds": here.seeds, "n_test": there.n_test,
-                         "fingerprint": there.fingerprint(), "profile": page.profile}
+                         "fingerprint": there.fingerprint(), "profile": page.profile,
+                         "test_positive_rate": float((y_test > 0).double().mean()) if len(y_test) else None}
     history = pd.concat(histories, ignore_index=True) if histories else pd.DataFrame()
     return history, meta
 
@@ -265,6 +267,28 @@ def sentence(table: pd.DataFrame, meta: dict | None = None, metric: str = "test_
         text += " Counterfactuals: " + "; ".join(
             f"{get_method(r.method).label} on {r.dataset}: {r.outcome}" for r in counter.itertuples()) + "."
     return text + absent
+
+
+def one_class_notes(history: pd.DataFrame, meta: dict, min_auc: float = 0.75) -> list[str]:
+    """Methods whose final test error is no better than calling every test point one class
+    (the test set's positive rate, or its complement: mean error above it less two
+    standard errors) although their scores rank the points well (mean ROC AUC ≥
+    ``min_auc``): the ranking is there, the decision rule's threshold misses it."""
+    notes = []
+    final = _final(history)
+    for (dataset, method), rows in final.groupby(["dataset", "method"], sort=False):
+        rate = meta.get(dataset, {}).get("test_positive_rate")
+        if rate is None or "test_auc" not in rows or rows.test_auc.isna().all():
+            continue
+        base, side = (rate, "negative") if rate <= 0.5 else (1 - rate, "positive")
+        error, auc = rows.test_error.mean(), rows.test_auc.mean()
+        se = rows.test_error.std(ddof=1) / len(rows) ** 0.5 if len(rows) > 1 else 0.0
+        if error >= base - 2 * se and auc >= min_auc:
+            notes.append(f"{get_method(method).label} on {dataset}: test error {error:.4f}, no better "
+                         f"than calling every point {side} ({base:.4f}), yet ROC AUC {auc:.4f}: its "
+                         "scores rank the points well, but its decision threshold does not "
+                         "separate them")
+    return notes
 
 
 def answer_for(output_dir) -> str:
