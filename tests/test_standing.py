@@ -153,3 +153,13 @@ def test_a_method_no_better_than_one_class_despite_a_good_ranking_is_named():
     flipped = standing.one_class_notes(history, {"synthetic": {"test_positive_rate": 0.6}})
     assert len(flipped) == 1 and "calling every point positive (0.4000)" in flipped[0]
     assert standing.one_class_notes(history, {"synthetic": {"test_positive_rate": None}}) == []
+
+
+def test_a_data_set_that_is_missing_is_said_in_words(tmp_path):
+    """No data for a data set (nothing on disk, no download): nothing is trained and the
+    reason names its page in words — no path of this machine, no URLError."""
+    page = page_at("smoke", data_dir=str(tmp_path / "empty"), output_dir=str(tmp_path / "out"))
+    history, meta = standing.run_standing(page, {"cifar10": comparison_page(page, "cifar10")})
+    assert history.empty
+    assert meta == {"cifar10": {"status": "not run", "reason": "data not available on this "
+                                "machine: the real_cifar10 page says how to provide it"}}

@@ -146,8 +146,9 @@ def run_standing(page: Page, pages: dict) -> tuple[pd.DataFrame, dict]:
         specs = [spec for spec in page.plan() if spec.dataset == dataset]
         try:
             make = data_for(here)
-        except DatasetNotFoundError as err:
-            meta[dataset] = {"status": "not run", "reason": f"data not available ({err})"}
+        except DatasetNotFoundError:                       # its own page says how to provide it
+            meta[dataset] = {"status": "not run", "reason": "data not available on this machine: "
+                             f"the {there.name} page says how to provide it"}
             continue
         histories.append(run_plan(here, specs, make).assign(dataset=dataset))
         y_test = make(here.seeds[0]).y_test
