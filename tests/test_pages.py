@@ -86,6 +86,20 @@ def test_cpu_profile_says_what_it_changed():
     text = exp.describe()
     assert "profile 'cpu'" in text and "train.epochs = 10   (paper: 200)" in text
     assert exp.changes()["model.width"] == (0.25, 1.0)
+    assert "data.n_unlabeled = 5000   (paper: all training points)" in text
+
+
+def test_describe_says_paper_only_for_what_the_paper_states():
+    """No "(paper: None)" anywhere; a data set or page the paper does not have names its
+    'paper' profile (the book's choice) instead of the paper."""
+    for name, extra in (("real_data", {"dataset": "20news"}), ("real_data", {"dataset": "cifar10"}),
+                        ("standing", {}), ("synthetic", {})):
+        text = resolve_page(name, **{**params(name, profile="cpu"), **extra}).describe()
+        assert "(paper: None)" not in text and "None)" not in text, (name, extra)
+    fashion = resolve_page("real_data", **{**params("real_data", profile="cpu"), "dataset": "fashion_mnist"})
+    assert "train.epochs = 30   ('paper' profile: 200)" in fashion.describe()
+    news = resolve_page("real_data", **{**params("real_data", profile="cpu"), "dataset": "20news"})
+    assert "data.max_features = 20000   (paper: the whole vocabulary)" in news.describe()
 
 
 def test_explicit_parameters_override_and_are_reported():

@@ -155,7 +155,10 @@ class Page:
         changes = self.changes()
         if changes:
             lines.append("changed from the paper:")
-            lines += [f"  {k} = {_shown(v)}   (paper: {_shown(p)})" for k, (v, p) in changes.items()]
+            source = ("'paper' profile" if self.experiment.not_in_paper or self.dataset in NOT_IN_PAPER
+                      else "paper")                     # the book's choices, not the paper's
+            lines += [f"  {k} = {_shown(v)}   ({source}: {_paper_value(k, p)})"
+                      for k, (v, p) in changes.items()]
         elif self.experiment.not_in_paper or self.dataset in NOT_IN_PAPER:
             lines.append("the 'paper' profile's settings, unchanged")
         elif self.dataset:
@@ -217,6 +220,16 @@ def _shown(value) -> str:
         return "; ".join(f"{k}: {', '.join(map(str, v)) if isinstance(v, list) else v}"
                          for k, v in value.items())
     return repr(value)
+
+
+#: What a setting the paper's table leaves unset (None) means in the paper.
+PAPER_UNSET = {"data.n_unlabeled": "all training points", "data.max_features": "the whole vocabulary",
+               "seeds": "not stated"}
+
+
+def _paper_value(key: str, value) -> str:
+    """The paper's value of ``key`` as ``describe()`` prints it; unset: what that means."""
+    return PAPER_UNSET.get(key, "not set") if value is None else _shown(value)
 
 
 def _check_type(name, value, expected):
