@@ -223,8 +223,7 @@ def _shown(value) -> str:
 
 
 #: What a setting the paper's table leaves unset (None) means in the paper.
-PAPER_UNSET = {"data.n_unlabeled": "all training points", "data.max_features": "the whole vocabulary",
-               "seeds": "not stated"}
+PAPER_UNSET = {"data.n_unlabeled": "all training points", "data.max_features": "the whole vocabulary"}
 
 
 def _paper_value(key: str, value) -> str:
