@@ -5,7 +5,9 @@ import os
 import pandas as pd
 import pytest
 
-from pusupport.book import claims, records
+from pusupport.book import claims
+from pusupport.core import atomic
+from pusupport.core.atomic import atomic_write_text
 from pusupport.book.claims import Claim, lower_error, verdict_text
 from pusupport.book.experiments.formulation import negative_risk
 from pusupport.book.experiments.histograms import LOGISTIC_NNPU, SIGMOID_NNPU, purity
@@ -14,7 +16,7 @@ from pusupport.book.experiments.prior import sensitivity
 from pusupport.book.registry import book_claims, reproduction_table
 
 CLAIMS = [c for c, _ in book_claims()]
-from pusupport.book.records import atomic_write_text, reading, save_results, summarize, summary_table
+from pusupport.book.records import reading, save_results, summarize, summary_table
 from pusupport.book.verdicts import (CONTRADICTED, DESCRIPTIVE, INCONCLUSIVE, NOT_RUN, REPRODUCED,
                                      RULED_OUT, UNSTABLE, Margin)
 from scipy import stats
@@ -90,7 +92,7 @@ def test_failed_atomic_write_keeps_the_old_file_and_removes_the_temporary(tmp_pa
         names.append(src)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(records.os, "replace", fail)
+    monkeypatch.setattr(atomic.os, "replace", fail)
     with pytest.raises(KeyboardInterrupt):
         atomic_write_text(path, "new")
     assert os.listdir(tmp_path) == ["b.txt"] and path.read_text() == "old"

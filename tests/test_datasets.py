@@ -58,6 +58,39 @@ def test_fashion_mnist_counts_follow_the_convention():
                            "test_p": 3000, "test_n": 7000}
 
 
+def write_fashion_mnist_gz(raw: Path, n_train=12, n_test=6):
+    """Debian's layout: the four official idx files, gzipped, and nothing else."""
+    import gzip
+    import struct
+    raw.mkdir(parents=True)
+    for split, n in (("train", n_train), ("t10k", n_test)):
+        images = struct.pack(">IIII", 0x803, n, 28, 28) + bytes(range(256)) * (n * 784 // 256 + 1)
+        labels = struct.pack(">II", 0x801, n) + bytes(i % 10 for i in range(n))
+        (raw / f"{split}-images-idx3-ubyte.gz").write_bytes(gzip.compress(images[:16 + n * 784]))
+        (raw / f"{split}-labels-idx1-ubyte.gz").write_bytes(gzip.compress(labels))
+
+
+def test_fashion_mnist_gz_files_are_unpacked_whole_or_not_at_all(tmp_path, monkeypatch):
+    """Parallel workers read what another is unpacking: a reader never sees part of a file
+    (CI once read 14 MB of a 47 MB file), and an unpacking cut short leaves nothing behind."""
+    import pusupport.data.datasets as datasets
+    raw = tmp_path / "FashionMNIST" / "raw"
+    write_fashion_mnist_gz(raw)
+    whole = datasets.shutil.copyfileobj
+
+    def cut_short(src, dst):
+        dst.write(src.read(100))
+        raise KeyboardInterrupt
+    monkeypatch.setattr(datasets.shutil, "copyfileobj", cut_short)
+    with pytest.raises(KeyboardInterrupt):
+        load_fashion_mnist(tmp_path, download=False)
+    assert sorted(p.name for p in raw.iterdir()) == sorted(f"{f}.gz" for f in datasets.FASHION_MNIST_FILES)
+    monkeypatch.setattr(datasets.shutil, "copyfileobj", whole)
+    data = load_fashion_mnist(tmp_path, download=False)
+    assert data.x_train.shape == (12, 1, 28, 28) and data.x_test.shape == (6, 1, 28, 28)
+    assert data.y_train.tolist() == [i % 10 for i in range(12)]
+
+
 # ------------------------------------------------------------------ CIFAR-100 official format
 
 def write_cifar100(root: Path, n_train=200, n_test=100):

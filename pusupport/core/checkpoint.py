@@ -8,12 +8,12 @@ data is refused, never silently resumed.
 from __future__ import annotations
 
 import hashlib
-import os
-import tempfile
 from dataclasses import asdict
 from pathlib import Path
 
 import torch
+
+from .atomic import replacing
 
 #: Settings that change how a run is shown or stored, never its results.
 RUNTIME_FIELDS = ("progress", "checkpoint_dir", "checkpoint_every", "device", "seed")
@@ -56,15 +56,8 @@ def path_for(cfgs, seeds) -> Path:
 
 def save(path: Path, state: dict) -> None:
     """Write ``state`` to ``path`` atomically (temporary file + rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.close(fd)
-    try:
+    with replacing(path) as tmp:
         torch.save(state, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
 
 
 def load(path: Path, expected: dict) -> dict | None:

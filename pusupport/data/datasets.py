@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..core.atomic import replacing
 from ..core.problem import LabeledData, PUData, make_pu
 from ..core.sparse import SparseRows
 from .files import DatasetNotFoundError, cached, data_root, fetch_official
@@ -105,7 +106,7 @@ def load_fashion_mnist(data_dir=None, download: bool = True) -> LabeledData:
     raw = root / "FashionMNIST" / "raw"
     for f in FASHION_MNIST_FILES:          # accept the .gz files alone (as Debian ships them)
         if not (raw / f).exists() and (raw / f"{f}.gz").exists():
-            with gzip.open(raw / f"{f}.gz") as src, open(raw / f, "wb") as dst:
+            with gzip.open(raw / f"{f}.gz") as src, replacing(raw / f) as tmp, open(tmp, "wb") as dst:
                 shutil.copyfileobj(src, dst)
     have = all((raw / f).exists() for f in FASHION_MNIST_FILES)
     if not have and download:

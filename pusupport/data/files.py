@@ -14,6 +14,8 @@ from pathlib import Path
 
 import torch
 
+from ..core.atomic import replacing
+
 ENV_VAR = "PUSUPPORT_DATA"
 CACHE_VERSION = 1
 
@@ -60,15 +62,8 @@ def cached(root: Path, key: str, signature: dict, build):
             warnings.warn(f"cache {path} is unreadable ({type(err).__name__}); rebuilding it",
                           stacklevel=3)
     data = build()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    os.close(fd)
-    try:
+    with replacing(path) as tmp:
         torch.save({"version": CACHE_VERSION, "signature": signature, "data": data}, tmp)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
     return data
 
 
