@@ -24,9 +24,8 @@ from .claims import verdict_text
 from .cost import price
 from .experiment import OPT_INT, Experiment, RunSpec
 from .paper import CHECKPOINTS, NOT_IN_PAPER, PAPER, PROFILES
-from .records import shown_path
 from .plots import paired_differences
-from .records import save_results
+from .records import save_results, shown_path
 from .reference import fingerprint, read_spread
 from .runs import run_plan
 
@@ -98,9 +97,11 @@ class Page:
         losses, S): read from the output folder's run store when another page or an
         earlier build trained it (the page says so), else trained and stored; a dry run
         trains and stores nothing."""
-        from .store import RunStore, train_stored
-        store = None if self.settings.train.dry_run else RunStore(self.output_dir / "runs", self.name)
-        result, trainer = train_stored(data, cfg, store)
+        from ..core.training import train
+        from .store import RunStore
+        if self.settings.train.dry_run:
+            return train(data, cfg)
+        result, trainer = RunStore(self.output_dir / "runs", self.name).result(data, cfg)
         if trainer is not None:
             print(f"read from the run store, not trained again: {cfg.method} on {data.name}, "
                   f"seed {cfg.seed} (trained by the {trainer} page)")

@@ -9,7 +9,7 @@ evaluated at every epoch the page evaluates; its test metrics at other epochs ar
 blanked, so the page gets the history it would have written itself. Pages running at the
 same time (``--workers``) share the store: a run is claimed with a lock on its key, and
 a page that needs a run another page is training waits for it and reads it. A page that
-reads a run's whole result (model, U's losses, S) stores that (:func:`train_stored`).
+reads a run's whole result (model, U's losses, S) stores that (:meth:`RunStore.result`).
 """
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from ..core.atomic import replacing
 from ..core.checkpoint import code_version
 from ..core.methods import VIEW_PREFIX
 from ..core.runtime import resolve
@@ -99,6 +100,23 @@ class RunStore:
                     self._write(keys[i], runs[i][0], runs[i][1], out[i][0])
         return [out[i] for i in range(len(runs))]
 
+    def result(self, data, cfg):
+        """One single-seed run's whole result (history, model, S, U's losses, threshold:
+        :class:`~pusupport.core.training.RunResult`) for what a page reads beyond the
+        history, and the page that trained it: read when the store holds it, else trained
+        now and stored (the page None)."""
+        from ..core.training import train
+        key = "result-" + run_key(cfg, [cfg.seed], [data], stacked=False)
+        path = Path(self.folder) / f"{key}.pt"
+        with self._claimed(key, cfg.method, wait=True):
+            if path.exists():
+                saved = torch.load(path, weights_only=False)
+                return saved["result"], saved["page"]
+            result = train(data, cfg)
+            with replacing(path) as tmp:
+                torch.save({"page": self.page, "result": result}, tmp)
+        return result, None
+
     @contextmanager
     def _claimed(self, key: str, method: str, wait: bool):
         """Hold the run's lock (released by the system when a process dies, so never
@@ -145,27 +163,6 @@ class RunStore:
         atomic_write_text(folder / f"{key}.csv", pd.concat(histories, ignore_index=True).to_csv(index=False))
         atomic_write_text(meta_path, json.dumps({"page": self.page, "method": cfg.method,
                                                  "seeds": list(seeds), "evaluated": evaluated}))
-
-
-def train_stored(data, cfg, store: RunStore | None = None):
-    """One single-seed run's whole result (history, model, S, U's losses, threshold:
-    :class:`~pusupport.core.training.RunResult`) for what a page reads beyond the
-    history: read from ``store`` when it holds it (returns (result, the page that trained
-    it)), else trained now and stored (result, None). ``store`` None: trained, not stored."""
-    from ..core.training import train
-    if store is None:
-        return train(data, cfg), None
-    key = "result-" + run_key(cfg, [cfg.seed], [data], stacked=False)
-    path = Path(store.folder) / f"{key}.pt"
-    with store._claimed(key, cfg.method, wait=True):
-        if path.exists():
-            saved = torch.load(path, weights_only=False)
-            return saved["result"], saved["page"]
-        result = train(data, cfg)
-        tmp = path.with_suffix(".tmp")
-        torch.save({"page": store.page, "result": result}, tmp)
-        tmp.replace(path)
-    return result, None
 
 
 def train_runs(job, datas: list, store: RunStore | None = None) -> list[tuple[list, str | None]]:
