@@ -18,15 +18,15 @@ def test_every_committed_result_matches_the_codes_settings():
                               "and commit them")
 
 
-def _commit_synthetic(tmp_path, gain=0.02):
-    page = cm.page_at("synthetic", "paper")
+def _commit_synthetic(tmp_path, gain=0.02, name="synthetic"):
+    page = cm.page_at(name, "paper")
     rng = np.random.default_rng(0)
     nnpu = 0.065 + 0.002 * rng.standard_normal(len(page.seeds))
     rows = [{"method": m, "seed": s, "epoch": 1000, "test_error": e - (gain if m == "aapu" else 0),
              "test_auc": 0.98, "n_selected": 0, "purity": float("nan")}
             for s, e in zip(page.seeds, nnpu) for m in ("nnpu", "aapu")]
     replace(page, output_dir=tmp_path / "run").save(pd.DataFrame(rows))
-    return cm.commit(tmp_path / "run" / "synthetic", "synthetic", "paper", "make results PAGES=synthetic",
+    return cm.commit(tmp_path / "run" / name, name, "paper", f"make results PAGES={name}",
                      3600.0, "cpu: autocast bf16", root=tmp_path / "reference")
 
 
@@ -39,6 +39,7 @@ def test_committed_results_are_shown_with_their_provenance_until_a_setting_chang
     assert found.current and cm.stale(root) == []
     line = found.line()
     assert "10 seeds" in line and "make results PAGES=synthetic" in line and "1.00 h" in line
+    assert "no experiment on this data set" not in line
     assert found.provenance["fingerprint"] == found.summary["fingerprint"]
     assert "**Verdict:** reproduced" in found.verdict()
     # one setting of the page's paper profile changes: stale, and the check fails
@@ -49,6 +50,13 @@ def test_committed_results_are_shown_with_their_provenance_until_a_setting_chang
     assert cm.stale(root) == ["paper/synthetic"]
     monkeypatch.undo()
     assert cm.committed("synthetic", "paper", root).current and cm.stale(root) == []
+
+
+def test_a_data_set_the_paper_lacks_says_whose_settings_its_paper_profile_holds(tmp_path):
+    _commit_synthetic(tmp_path, name="real_fashion_mnist")
+    line = cm.committed("real_fashion_mnist", "paper", tmp_path / "reference").line()
+    assert line.endswith("The paper has no experiment on this data set: these settings are "
+                         "this book's, at the paper's scale.")
 
 
 def test_the_summary_column_judges_committed_results_and_says_where_there_are_none(tmp_path):

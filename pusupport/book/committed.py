@@ -21,6 +21,7 @@ import pandas as pd
 from . import registry
 from .claims import AT_PAPER, reproduction_table, verdict_text
 from .pages import Page, resolve_page
+from .paper import NOT_IN_PAPER
 from .records import atomic_write_text
 from .reference import REFERENCE, provenance
 
@@ -85,9 +86,12 @@ class Committed:
                     f"Recompute with `{command(self.page, self.profile)}`.")
         p = self.provenance
         where = p["gpu"] or f"{p['cpu']}, {p['cores']} cores"
+        ours = (" The paper has no experiment on this data set: these settings are this book's, "
+                "at the paper's scale." if self.profile == "paper"
+                and page_at(self.page, self.profile).dataset in NOT_IN_PAPER else "")
         return (f"Committed results, profile `{self.profile}`, {len(self.summary['seeds'])} seeds: "
                 f"commit {p['commit'][:12]}, settings {p['fingerprint']}, {where}, {p['precision']}, "
-                f"{p['date']}, {p['wall_seconds'] / 3600:.2f} h: `{p['command']}`.")
+                f"{p['date']}, {p['wall_seconds'] / 3600:.2f} h: `{p['command']}`.{ours}")
 
     def figure(self):
         """The committed runs' test error per epoch (mean ± one SD over seeds)."""
