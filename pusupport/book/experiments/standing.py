@@ -125,7 +125,9 @@ def hyperparameters() -> pd.DataFrame:
          "page's optimiser (officially 60 + 60 epochs, own rates)"),
         ("Robust-PU", f"Welsch weights, λ from {robustpu.START} to {robustpu.STOP} over "
          f"{robustpu.GROW_EPOCHS} epochs", "official code", "warm-up = the first select_from − 1 "
-         "epochs (officially 400); no early stopping on labelled validation data"),
+         "epochs (officially 400); no early stopping on labelled validation data; P : U is the "
+         "page's (1 : 10 on the synthetic task, 1 : 2 in the official experiments), and the "
+         "loss, as officially, does not weigh the classes"),
         ("Negative selection", "aaPU's n_select and select_from; N weighted as U's points",
          "this book (the paper's counterfactual)", "—"),
         ("aaPU, oracle S", "aaPU's settings; S from U's true positives", "this book", "—")]

@@ -11,7 +11,9 @@ P as +1 and U as −1, averaged over the batch's rows. Adaptations, said where t
 it: the warm-up is this loop's first ``select_from − 1`` epochs (officially 400 separate
 pre-training epochs), with nnPU's sigmoid loss as the official pre-training; a labelled
 point's weight comes from its score in the current batch (officially from the epoch's
-start); no early stopping on a labelled validation set — the final epoch is reported.
+start); no early stopping on a labelled validation set — the final epoch is reported; P : U
+is the data's (the official experiments use 1 : 2; unweighted, many more U than P can pull the
+threshold toward calling every point negative).
 """
 from __future__ import annotations
 
