@@ -21,6 +21,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from pusupport.book.committed import commit, page_at
+from pusupport.book.reference import code_commit
 from pusupport.book.registry import book_pages
 from pusupport.core.runtime import resolve
 
@@ -55,7 +56,7 @@ def main(argv=None) -> int:
     line = "python book/results.py " + " ".join(shlex.quote(_relative(a)) for a in (argv or sys.argv[1:]))
     execute = _execute()
     for page in args.pages:
-        start = time.perf_counter()
+        start, started = time.perf_counter(), code_commit()
         rc = execute.main(["--profile", args.profile, "--only", page, "--no-build",
                            "--book-dir", str(out / "book"), "--output-dir", str(out),
                            "--device", args.device, "--workers", str(args.workers),
@@ -66,7 +67,8 @@ def main(argv=None) -> int:
             return rc
         settings = page_at(page, args.profile).settings.train
         precision = resolve(replace(settings, device=args.device)).describe()
-        target = commit(out / page, page, args.profile, line, time.perf_counter() - start, precision)
+        target = commit(out / page, page, args.profile, line, time.perf_counter() - start, precision,
+                        started=started)
         print(f"{page}: committed to {target.relative_to(ROOT)} — add it to git")
     return 0
 

@@ -26,7 +26,7 @@ import torch
 from pusupport.book.claims import lower_error
 from pusupport.book.pages import resolve_page
 from pusupport.book.records import atomic_write_text
-from pusupport.book.reference import provenance, spread_path
+from pusupport.book.reference import code_commit, provenance, spread_path
 from pusupport.book.runs import data_for
 from pusupport.core.runtime import resolve
 from pusupport.data.files import DatasetNotFoundError
@@ -96,11 +96,11 @@ def main(argv=None) -> None:
     command = "python book/spread.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
     for dataset in args.datasets:
         notebook, folder = PAGES[dataset]
-        start = time.perf_counter()
+        start, started = time.perf_counter(), code_commit()
         record = measure(dataset, notebook, folder, args)
         if record:
             out[dataset] = {**record, "provenance": provenance(command, time.perf_counter() - start,
-                                                                runtime.describe())}
+                                                                runtime.describe(), started)}
             atomic_write_text(path, json.dumps({"profile": args.profile, "datasets": out}, indent=2) + "\n")
     print(f"wrote {path}")
 

@@ -24,6 +24,14 @@ def test_provenance_names_commit_machine_precision_date_wall_time_and_command():
     assert prov["commit"] and prov["cpu"] and prov["cores"] >= 1
 
 
+def test_provenance_names_the_commit_a_run_started_from_and_the_one_at_its_end(monkeypatch):
+    monkeypatch.setattr(reference, "code_commit", lambda: "b" * 40)
+    same = reference.provenance("make results", 60.0, "bf16", started="b" * 40)
+    assert same["commit"] == "b" * 40 and "commit_at_end" not in same
+    moved = reference.provenance("make results", 60.0, "bf16", started="a" * 40)
+    assert moved["commit"] == "a" * 40 and moved["commit_at_end"] == "b" * 40
+
+
 def test_a_record_is_used_while_its_page_s_settings_match(tmp_path):
     root, results = tmp_path / "reference", tmp_path / "results"
     path = reference.spread_path("cpu", root)

@@ -86,11 +86,12 @@ class Committed:
                     f"Recompute with `{command(self.page, self.profile)}`.")
         p = self.provenance
         where = p["gpu"] or f"{p['cpu']}, {p['cores']} cores"
+        ended = f" (at its end {p['commit_at_end'][:12]})" if "commit_at_end" in p else ""
         ours = (" The paper has no experiment on this data set: these settings are this book's, "
                 "at the paper's scale." if self.profile == "paper"
                 and page_at(self.page, self.profile).dataset in NOT_IN_PAPER else "")
         return (f"Committed results, profile `{self.profile}`, {len(self.summary['seeds'])} seeds: "
-                f"commit {p['commit'][:12]}, settings {p['fingerprint']}, {where}, {p['precision']}, "
+                f"commit {p['commit'][:12]}{ended}, settings {p['fingerprint']}, {where}, {p['precision']}, "
                 f"{p['date']}, {p['wall_seconds'] / 3600:.2f} h: `{p['command']}`.{ours}")
 
     def figure(self):
@@ -147,9 +148,10 @@ def verdict_column(profile: str = "paper", root: Path = REFERENCE) -> list[str]:
 
 
 def commit(results: Path, page: str, profile: str, command_line: str, wall_seconds: float,
-           precision: str, root: Path = REFERENCE) -> Path:
+           precision: str, root: Path = REFERENCE, started: str | None = None) -> Path:
     """Copy a finished page's ``history.csv`` and ``summary.json`` from ``results`` (its
-    folder) to ``root/<profile>/<page>`` with their provenance; returns that folder."""
+    folder) to ``root/<profile>/<page>`` with their provenance (``started``: the commit the
+    run started from); returns that folder."""
     summary = json.loads((results / "summary.json").read_text())
     if summary.get("status") != "run" or summary.get("profile") != profile:
         raise ValueError(f"{results} holds no finished run of {page!r} at profile {profile!r}: "
@@ -158,6 +160,6 @@ def commit(results: Path, page: str, profile: str, command_line: str, wall_secon
     target.mkdir(parents=True, exist_ok=True)
     for name in ("history.csv", "summary.json"):
         shutil.copyfile(results / name, target / name)
-    record = {**provenance(command_line, wall_seconds, precision), "fingerprint": summary["fingerprint"]}
+    record = {**provenance(command_line, wall_seconds, precision, started), "fingerprint": summary["fingerprint"]}
     atomic_write_text(target / "provenance.json", json.dumps(record, indent=2) + "\n")
     return target

@@ -38,21 +38,29 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
-def provenance(command: str, wall_seconds: float, precision: str) -> dict:
-    """Where and how a result was made: commit, machine, threads, precision, date, wall
-    time and the command."""
+def code_commit() -> str:
+    """This checkout's commit, "+uncommitted changes" when the package differs from it."""
     root = REFERENCE.parents[1]
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
                                 text=True, check=True).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain", "--", "pusupport"], cwd=root,
                                capture_output=True, text=True).stdout.strip()
-        commit += "+uncommitted changes" if dirty else ""
+        return commit + ("+uncommitted changes" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
+        return "unknown"
+
+
+def provenance(command: str, wall_seconds: float, precision: str, started: str | None = None) -> dict:
+    """Where and how a result was made: commit, machine, threads, precision, date, wall
+    time and the command. ``started``: the commit the run started from
+    (:func:`code_commit`); where the checkout moved on before it finished, the record
+    also names the commit at its end."""
+    now = code_commit()
     gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else None
-    return {"commit": commit, "cpu": _cpu_model(), "cores": os.cpu_count(), "gpu": gpu,
-            "torch": torch.__version__, "precision": precision,
+    moved = {"commit_at_end": now} if started is not None and started != now else {}
+    return {"commit": started or now, **moved, "cpu": _cpu_model(), "cores": os.cpu_count(),
+            "gpu": gpu, "torch": torch.__version__, "precision": precision,
             "date": time.strftime("%Y-%m-%d %H:%M %Z"), "wall_seconds": round(wall_seconds, 1),
             "command": command}
 
