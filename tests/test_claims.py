@@ -81,6 +81,9 @@ def test_atomic_write_replaces_and_leaves_nothing_behind(tmp_path):
     atomic_write_text(path, "one")
     atomic_write_text(str(path), "two")
     assert path.read_text() == "two" and os.listdir(path.parent) == ["b.txt"]
+    plain = tmp_path / "a" / "plain.txt"
+    plain.write_text("x")
+    assert path.stat().st_mode == plain.stat().st_mode     # the umask's mode, not 0600
 
 
 def test_failed_atomic_write_keeps_the_old_file_and_removes_the_temporary(tmp_path, monkeypatch):

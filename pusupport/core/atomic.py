@@ -19,6 +19,9 @@ def replacing(path):
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     os.close(fd)
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o666 & ~umask)             # as open() would create it, not mkstemp's 0600
     try:
         yield Path(tmp)
         os.replace(tmp, path)
