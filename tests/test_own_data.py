@@ -214,6 +214,10 @@ def test_a_degenerate_trained_classifier_is_reported():
         assert said in warning and "(epochs=…, lr=…)" in warning and "prior=…" in warning
         cli = own.check_trained(RunResult(None, Constant(value), None, TrainConfig()), data, "cli")
         assert "(--epochs N, --lr RATE, --batch-size N)" in cli and "--prior P" in cli
+        vpu = own.check_trained(RunResult(None, Constant(value), None, TrainConfig(method="vpu")),
+                                data, "cli")                  # a method without π: no π to check
+        assert vpu.endswith("VPU uses no π: train longer or faster (--epochs N, --lr RATE, "
+                            "--batch-size N)") and "--prior" not in vpu
     good = torch.nn.Linear(2, 1)
     with torch.no_grad():
         good.weight.copy_(torch.tensor([[1.0, 0.0]]))

@@ -276,6 +276,7 @@ def check_trained(result, data: PUData, spelling: str = "python") -> str:
     """Why the trained classifier is useless — degenerate on the test set (else on U), or a
     test error no better than giving every test point the majority label — naming the
     fixes in the ``spelling`` of :data:`SPELLING`; or ""."""
+    from ..core.methods import get_method
     from ..core.models import predict
     from .prior import degenerate
     from ..core.runtime import resolve
@@ -286,18 +287,20 @@ def check_trained(result, data: PUData, spelling: str = "python") -> str:
     scores = predict(result.model, x.to(device), amp=resolve(result.config).bf16).cpu()
     scores = scores - result.threshold                        # the method's decision rule
     problem = degenerate(scores)
+    method = get_method(result.config.method)
+    check = (f"check π first ({say['prior']}; this run used {data.prior:.3f}), then train "
+             if method.needs_prior else f"{method.label} uses no π: train ")
     if problem:
-        return (f"the trained classifier is degenerate: {problem}. Check π ({say['prior']}; "
-                f"this run used {data.prior:.3f}), then train longer or faster ({longer})")
+        return (f"the trained classifier is degenerate: {problem}. {check[0].upper()}{check[1:]}"
+                f"longer or faster ({longer})")
     if len(data.x_test):
         truth = data.y_test.cpu() > 0
         error, positive = float(((scores > 0) != truth).float().mean()), float(truth.float().mean())
         trivial = min(positive, 1 - positive)
         if error >= trivial:
             return (f"the test error {error:.3f} is no better than calling every test point "
-                    f"{'negative' if positive <= 0.5 else 'positive'} ({trivial:.3f}): check π "
-                    f"first ({say['prior']}; this run used {data.prior:.3f}), then train longer "
-                    f"or faster ({longer})")
+                    f"{'negative' if positive <= 0.5 else 'positive'} ({trivial:.3f}): {check}"
+                    f"longer or faster ({longer})")
     return ""
 
 
