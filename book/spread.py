@@ -25,9 +25,9 @@ import torch
 
 from pusupport.book.claims import lower_error
 from pusupport.book.pages import resolve_page
-from pusupport.book.records import atomic_write_text
 from pusupport.book.reference import code_commit, provenance, spread_path
 from pusupport.book.runs import data_for
+from pusupport.core.atomic import atomic_write_text
 from pusupport.core.runtime import resolve
 from pusupport.data.files import DatasetNotFoundError
 

@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..core.atomic import atomic_write_text
 from . import registry
 from .claims import AT_PAPER, reproduction_table, verdict_text
 from .pages import Page, resolve_page
 from .paper import NOT_IN_PAPER
-from .records import atomic_write_text
 from .reference import REFERENCE, provenance
 
 #: What a page's section shows where nothing is committed.

@@ -130,6 +130,12 @@ class Page:
         return fingerprint({"page": self.name, "dataset": self.dataset, "seeds": self.seeds,
                             "settings": flat})
 
+    @property
+    def beyond_paper(self) -> bool:
+        """Whether the paper lacks this page's experiment or data set: its 'paper' profile
+        holds this book's choices, not the paper's."""
+        return bool(self.experiment.not_in_paper) or self.dataset in NOT_IN_PAPER
+
     def describe(self) -> str:
         """Which profile ran, and every setting it changed from the paper."""
         where = f" on {self.dataset}" if self.dataset else ""
@@ -156,11 +162,10 @@ class Page:
         changes = self.changes()
         if changes:
             lines.append("changed from the paper:")
-            source = ("'paper' profile" if self.experiment.not_in_paper or self.dataset in NOT_IN_PAPER
-                      else "paper")                     # the book's choices, not the paper's
+            source = "'paper' profile" if self.beyond_paper else "paper"
             lines += [f"  {k} = {_shown(v)}   ({source}: {_paper_value(k, p)})"
                       for k, (v, p) in changes.items()]
-        elif self.experiment.not_in_paper or self.dataset in NOT_IN_PAPER:
+        elif self.beyond_paper:
             lines.append("the 'paper' profile's settings, unchanged")
         elif self.dataset:
             lines.append("the paper's settings, unchanged")

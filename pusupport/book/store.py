@@ -23,11 +23,10 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from ..core.atomic import replacing
+from ..core.atomic import atomic_write_text, replacing
 from ..core.checkpoint import code_version
 from ..core.methods import VIEW_PREFIX
 from ..core.runtime import resolve
-from .records import atomic_write_text
 
 #: Settings that do not change a run's numbers: where and how it is shown or saved,
 #: the seed (the key lists the seeds), and how often it is evaluated (checked apart).
