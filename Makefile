@@ -64,13 +64,17 @@ spread: setup data
 	PUSUPPORT_DATA=$(DATA_DIR) TQDM_DISABLE=1 $(PY) book/spread.py --reference results \
 	  --profile $(PROFILE) --data-dir $(DATA_DIR) --threads 2 --reference-threads 1
 
-# Pages run at a profile (PAGES=…, e.g. PROFILE=paper) and committed with provenance to
+# Pages run at a profile (PAGES=…, e.g. PROFILE=paper) on some seeds (SEEDS=2,3; default:
+# all the page plans) and committed with provenance as one part of
 # results/reference/$(PROFILE)/<page>/, shown by the book beside its live run; resumable
-# (the paper profile checkpoints every run under build/results).
+# (the paper profile checkpoints every run under build/results). SHARE=N: N processes train
+# at once on this machine's one device. IMPORT=FOLDER commits runs trained elsewhere.
+comma := ,
 results: setup data
 	@test -n "$(PAGES)" || { echo "name the pages: make results PAGES=real_20news PROFILE=paper"; exit 2; }
 	PUSUPPORT_DATA=$(DATA_DIR) $(PY) book/results.py --pages $(PAGES) --profile $(PROFILE) \
-	  --device $(DEVICE) --workers $(WORKERS) --data-dir $(DATA_DIR)
+	  --device $(DEVICE) --share $(or $(SHARE),1) --data-dir $(DATA_DIR) \
+	  $(if $(SEEDS),--seeds $(subst $(comma), ,$(SEEDS))) $(if $(IMPORT),--import-part $(IMPORT))
 
 # The layers and the import graph (import-linter: pyproject.toml), unit tests (two
 # processes of one thread each, a test file to a process — the `paper` dry run in two halves,
@@ -98,9 +102,11 @@ test: setup data
 	PYTHONPATH=$(CURDIR)/tests/no_training $(ONE_THREAD) $(PY) -m pytest --nbval-lax \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider $(SMOKE)/pages
 
-# Speed and memory benchmark (not a test): writes bench/results.json.
+# Speed and memory benchmark (not a test): writes bench/results.json; DEVICE=cuda: the GPU
+# benchmark of layouts (bench/gpu.py, ≤ 5 min on one GPU), bench/results-cuda.json.
 bench: setup data
-	PUSUPPORT_DATA=$(DATA_DIR) TQDM_DISABLE=1 $(PY) bench/run.py --data-dir $(DATA_DIR)
+	PUSUPPORT_DATA=$(DATA_DIR) TQDM_DISABLE=1 $(PY) \
+	  $(if $(filter cuda,$(DEVICE)),bench/gpu.py --device cuda,bench/run.py --data-dir $(DATA_DIR))
 
 # Mutation testing (not a test): each core module against its own fast tests, one
 # core, with mutmut 3 (the `mutation` extra); writes bench/mutation.json.

@@ -24,7 +24,7 @@ Top-level keys (the performance issue's targets in brackets):
                                one stacked network and one by one (channels_last), at one
                                thread as a book's Ray task runs them: the seconds, the
                                speed-up of stacking (< 1: one by one is faster), equal
-                               final errors; the runtime's CPU_STACKED must list exactly
+                               final errors; the runtime's STACKED["cpu"] must list exactly
                                the models with a speed-up above 1
   readings                     the readings page's grid (every run it plans × 10 seeds, the
                                synthetic task, fewer epochs) at one thread: trained as one
@@ -336,8 +336,8 @@ def bench_news(data_dir, epochs=3):
 
 
 def bench_stacking(data_dir, quick):
-    """K seeds stacked vs one by one, per model, one thread (pusupport.core.runtime.CPU_STACKED)."""
-    from pusupport.core.runtime import CPU_STACKED
+    """K seeds stacked vs one by one, per model, one thread (pusupport.core.runtime.STACKED["cpu"])."""
+    from pusupport.core.runtime import STACKED
     from pusupport.data.datasets import DATASETS, make_pu
     from pusupport.data.files import DatasetNotFoundError
     cases = {"mlp": (lambda s: synthetic(s, n_labeled=100, n_unlabeled=1000, n_test=10_000), 10,
@@ -375,7 +375,7 @@ def bench_stacking(data_dir, quick):
             out[model] = {"seeds": k, "epochs": cfg.epochs, "stacked_s": t_stacked,
                           "one_by_one_s": t_single, "stacking_speedup": t_single / t_stacked,
                           "max_final_error_difference": max(errors),
-                          "in_cpu_stacked": model in CPU_STACKED}
+                          "in_cpu_stacked": model in STACKED["cpu"]}
     finally:
         torch.set_num_threads(threads)
     return out

@@ -1,38 +1,58 @@
-"""Run pages at a profile and commit their results with provenance (`make results`).
+"""Train a page at a profile on some seeds and commit them, with provenance, as one part
+of its committed results (`make results`).
 
-    python book/results.py --pages real_20news --profile paper [--workers 2]
+    python book/results.py --pages real_cifar10 --profile paper [--seeds 2 3] [--share 2]
+    python book/results.py --pages real_cifar10 --profile paper --import-part FOLDER
 
-Each page is executed as `make book` executes it (book/execute.py), into
-``build/results/<profile>``; at ``paper`` every run checkpoints there, so a killed
-command, run again, resumes (losing at most ``checkpoint_every`` epochs). A finished
-page's ``history.csv`` and ``summary.json`` are then copied to
-``results/reference/<profile>/<page>/`` with ``provenance.json`` (commit, settings
-fingerprint, machine, precision, date, wall time of this command, the command). Commit
-that folder; the book shows it beside its live run and refuses it once stale.
+The page's plan (its methods) is trained on ``--seeds`` (default: every seed the page
+plans) as the page trains it, into ``build/results/<profile>``; at ``paper`` every run
+checkpoints there, so a killed command, run again, resumes (losing at most
+``checkpoint_every`` epochs). Nothing is committed until every run has reached its last
+epoch: then the histories go to ``results/reference/<profile>/<page>/parts/seeds-…/`` with
+``provenance.json`` (commit, settings and their fingerprint, training-code version,
+machine, torch, precision, layout, date, wall time, command), and the folder's
+``history.csv`` and ``summary.json`` become the union of its parts
+(:func:`pusupport.book.committed.add_part`, which refuses a part made with other settings
+or other training code). Commit that folder; the book shows it, "n of N seeds", beside its
+live run.
+
+``--share N`` trains the runs in N processes at once on this machine's one device (on a
+GPU: two CIFAR-10 runs sharing an H200 gave 1.25–1.39× one run's throughput): N − 1 helper
+processes train the plan's runs from its end, this one from its start; they meet through
+the run store, which hands each run to the first process that claims it.
+
+``--import-part FOLDER`` commits runs trained elsewhere: FOLDER holds one ``*.csv``
+history per run (the page's history format) and a ``provenance.json`` naming the
+``commit`` that trained them; its training-code version is computed from that commit.
+Needs only the package and its core dependencies (no notebook tools, no Ray), so it runs
+on a GPU machine's own Python and torch (≥ 2.11).
 """
 from __future__ import annotations
 
 import argparse
-import importlib.util
+import json
+import os
 import shlex
+import subprocess
 import sys
 import time
 from dataclasses import replace
 from pathlib import Path
 
-from pusupport.book.committed import commit, page_at
-from pusupport.book.reference import code_commit
+import pandas as pd
+import torch
+
+from pusupport.book.committed import add_part, page_at
+from pusupport.book.reference import REFERENCE, code_commit, provenance
 from pusupport.book.registry import book_pages
+from pusupport.book.runs import as_trained, data_for, jobs_of
+from pusupport.book.store import RunStore, train_runs
+from pusupport.core.checkpoint import code_version
 from pusupport.core.runtime import resolve
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _execute():
-    spec = importlib.util.spec_from_file_location("book_execute", ROOT / "book" / "execute.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+#: The pages whose committed results the book shows: their history is their plan's runs.
+COMMITTABLE = ("synthetic", "real_data")
 
 
 def _relative(arg: str) -> str:
@@ -41,35 +61,92 @@ def _relative(arg: str) -> str:
     return str(path.relative_to(ROOT)) if path.is_absolute() and path.is_relative_to(ROOT) else arg
 
 
+def _page(name: str, args, seeds=None):
+    if args.share > 1 and args.device != "cuda":        # the processes share the CPU's cores
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // args.share))
+    return page_at(name, args.profile, seeds=seeds, device=args.device,
+                   output_dir=str(args.output_dir / args.profile),
+                   **({"data_dir": args.data_dir} if args.data_dir else {}))
+
+
+def _help(page, helper: int, helpers: int) -> None:
+    """A helper process: train every ``helpers``-th of the plan's runs from its end into the
+    run store (the main process trains from the start and reads these)."""
+    jobs = jobs_of(page, as_trained(page.plan())[0])[::-1][helper::helpers]
+    store, make = RunStore(page.output_dir / "runs", page.name), {}
+    for job in jobs:
+        datas = [[make.setdefault((id(m), s), m(s)) for s in job.seeds] for m in job.makes]
+        train_runs(job, datas, store)
+
+
+def _helpers(name: str, args) -> list:
+    """``args.share`` − 1 helper processes for page ``name`` (:func:`_help`)."""
+    same = ["--pages", name, "--profile", args.profile, "--device", args.device, "--share", str(args.share),
+            "--output-dir", str(args.output_dir), *(["--data-dir", args.data_dir] if args.data_dir else []),
+            *(["--seeds", *map(str, args.seeds)] if args.seeds else [])]
+    n = args.share - 1
+    return [subprocess.Popen([sys.executable, __file__, *same, "--helper", f"{i}/{n}"]) for i in range(n)]
+
+
+def _made(page, args, line: str, wall: float, started: str, training_code: str) -> dict:
+    runtime = resolve(replace(page.settings.train, device=args.device))
+    layout = runtime.layout() + (f", {args.share} processes sharing the device" if args.share > 1 else "")
+    return provenance(line, wall, runtime.precision(), started, layout=layout,
+                      training_code=training_code)
+
+
+def _import(folder: Path, name: str, args) -> Path:
+    """Commit the runs under ``folder`` (one history CSV per run, ``provenance.json``) as a part."""
+    made = json.loads((folder / "provenance.json").read_text())
+    history = pd.concat([pd.read_csv(p) for p in sorted(folder.glob("*.csv"))], ignore_index=True)
+    made["training_code"] = code_version(made["commit"])
+    made.setdefault("imported_from", _relative(str(folder)))
+    return add_part(history, name, args.profile, made, args.reference)
+
+
 def main(argv=None) -> int:
-    pages = [e["page"] for e in book_pages()]
+    argv = list(sys.argv[1:] if argv is None else argv)
+    pages = [e["page"] for e in book_pages() if e["notebook"] in COMMITTABLE]
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pages", nargs="+", required=True, choices=pages, metavar="PAGE",
                     help=f"the pages to run: {', '.join(pages)}")
-    ap.add_argument("--profile", default="paper", choices=["cpu", "paper"])
+    ap.add_argument("--profile", default="paper", choices=["cpu", "paper", "smoke"])
+    ap.add_argument("--seeds", type=int, nargs="+", default=None,
+                    help="the seeds of this part (default: every seed the page plans)")
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--device", default="auto")
-    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--share", type=int, default=1, help="processes training at once (one device)")
     ap.add_argument("--output-dir", type=Path, default=ROOT / "build" / "results")
+    ap.add_argument("--import-part", type=Path, default=None, metavar="FOLDER")
+    ap.add_argument("--reference", type=Path, default=REFERENCE, help=argparse.SUPPRESS)
+    ap.add_argument("--helper", default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    out = args.output_dir / args.profile
-    line = "python book/results.py " + " ".join(shlex.quote(_relative(a)) for a in (argv or sys.argv[1:]))
-    execute = _execute()
-    for page in args.pages:
-        start, started = time.perf_counter(), code_commit()
-        rc = execute.main(["--profile", args.profile, "--only", page, "--no-build",
-                           "--book-dir", str(out / "book"), "--output-dir", str(out),
-                           "--device", args.device, "--workers", str(args.workers),
-                           *(["--data-dir", args.data_dir] if args.data_dir else [])])
-        if rc:
-            print(f"{page}: failed; nothing committed (run the command again: it resumes)",
-                  file=sys.stderr)
-            return rc
-        settings = page_at(page, args.profile).settings.train
-        precision = resolve(replace(settings, device=args.device)).describe()
-        target = commit(out / page, page, args.profile, line, time.perf_counter() - start, precision,
-                        started=started)
-        print(f"{page}: committed to {target.relative_to(ROOT)} — add it to git")
+    if args.helper:
+        i, n = map(int, args.helper.split("/"))
+        _help(_page(args.pages[0], args, args.seeds), i, n)
+        return 0
+    line = "python book/results.py " + " ".join(shlex.quote(_relative(a)) for a in argv)
+    for name in args.pages:
+        if args.import_part:
+            print(f"{name}: committed to {_relative(str(_import(args.import_part, name, args)))}")
+            continue
+        start, started, training_code = time.perf_counter(), code_commit(), code_version()
+        page = _page(name, args, args.seeds)
+        print(page.describe(), flush=True)
+        helpers = _helpers(name, args) if args.share > 1 else []
+        try:
+            history = page.run(make_data=data_for(page))
+        except KeyboardInterrupt:
+            print(f"\n{name}: stopped; nothing committed. Run the same command again: it resumes "
+                  "from its checkpoints", file=sys.stderr)
+            return 130
+        finally:
+            for helper in helpers:
+                helper.wait()
+        made = _made(page, args, line, time.perf_counter() - start, started, training_code)
+        part = add_part(history, name, args.profile, made, args.reference)
+        print(f"{name}: seeds {page.seeds} committed to {_relative(str(part))} — add "
+              f"{_relative(str(part.parent.parent))} to git")
     return 0
 
 

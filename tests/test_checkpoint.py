@@ -70,5 +70,5 @@ def test_checkpoint_from_other_code_is_refused(tmp_path, monkeypatch):
     quick = {**SETTINGS, "epochs": 6}
     train(synthetic(**DATA), checkpoint_dir=str(tmp_path), **quick)
     monkeypatch.setattr(checkpoint, "code_version", lambda: "edited")
-    with pytest.raises(ValueError, match="different pusupport code.*Delete it"):
+    with pytest.raises(ValueError, match="different training code.*Delete it"):
         train(synthetic(**DATA), checkpoint_dir=str(tmp_path), **quick)

@@ -17,10 +17,12 @@ CFG = TrainConfig(method="aapu", epochs=6, select_from=3, lr=1e-3, checkpoint_di
 
 
 def data(name="synthetic", x_p=((1.0, 2.0), (3.0, 4.5)), n_u=5, prior=0.4):
-    return SimpleNamespace(name=name, x_p=torch.tensor(x_p), x_u=torch.zeros(n_u, 2), prior=prior)
+    return SimpleNamespace(name=name, x_p=torch.tensor(x_p), x_u=torch.zeros(n_u, 2), prior=prior,
+                           u_truth=torch.zeros(n_u), u_in_p=torch.zeros(n_u, dtype=torch.bool),
+                           x_test=torch.ones(3, 2), y_test=torch.tensor([0, 1, 1]))
 
 
-def test_code_version_is_16_hex_digits_of_the_sources_in_sorted_order(monkeypatch):
+def test_code_version_is_16_hex_digits_of_the_training_sources(monkeypatch):
     version = checkpoint.code_version()
     assert len(version) == 16 and int(version, 16) >= 0
     assert version == checkpoint.code_version()
@@ -30,12 +32,38 @@ def test_code_version_is_16_hex_digits_of_the_sources_in_sorted_order(monkeypatc
     assert checkpoint.code_version() == version                # independent of listing order
 
 
-def test_code_version_hashes_only_python_sources(monkeypatch):
-    seen = []
-    listing = pathlib.Path.rglob
-    monkeypatch.setattr(pathlib.Path, "rglob", lambda self, pattern: seen.append(pattern) or listing(self, pattern))
-    checkpoint.code_version()
-    assert seen == ["*.py"]
+def _edited(monkeypatch, name: str) -> str:
+    """The training-code version with ``name`` (a module of the package) edited."""
+    real = pathlib.Path.read_bytes
+    target = checkpoint.PACKAGE / name
+    monkeypatch.setattr(pathlib.Path, "read_bytes",
+                        lambda self: real(self) + (b"# edited" if self == target else b""))
+    edited = checkpoint.code_version()
+    monkeypatch.undo()
+    return edited
+
+
+def test_editing_a_figure_a_page_or_storage_keeps_the_version_editing_a_risk_changes_it(monkeypatch):
+    version = checkpoint.code_version()
+    for shown in ("book/plots.py", "book/pages.py", "core/checkpoint.py", "core/progress.py"):
+        assert _edited(monkeypatch, shown) == version, shown
+    for trains in ("core/risks.py", "core/training.py", "data/datasets.py", "core/baselines/vpu.py"):
+        assert _edited(monkeypatch, trains) != version, trains
+
+
+def test_code_version_of_a_commit_reads_git(monkeypatch):
+    calls = []
+
+    def run(args, **kw):
+        calls.append(args)
+        listing = "pusupport/core/risks.py\npusupport/core/progress.py\npusupport/data/x.txt\n"
+        out = listing if "ls-tree" in args else (b"risk code" if kw.get("text") is None else "")
+        return SimpleNamespace(stdout=out)
+    monkeypatch.setattr(checkpoint.subprocess, "run", run)
+    version = checkpoint.code_version("abc1234")
+    assert [a[3] for a in calls] == ["ls-tree", "show", "show"]
+    expected = hashlib.sha256(b"core/risks.py\0risk code").hexdigest()[:16]
+    assert version == expected                        # progress.py left out, only .py read
 
 
 def test_path_for_names_method_and_seeds():
@@ -48,8 +76,8 @@ def test_fingerprint_holds_settings_code_seeds_and_data():
     fp = checkpoint.fingerprint(CFG, [data(), data(prior=0.3, n_u=7)], (4, 5))
     assert fp["code"] == checkpoint.code_version()
     assert fp["seeds"] == [4, 5]
-    assert fp["data"] == [{"name": "synthetic", "n_p": 2, "n_u": 5, "prior": 0.4, "x_p_sum": 10.5},
-                          {"name": "synthetic", "n_p": 2, "n_u": 7, "prior": 0.3, "x_p_sum": 10.5}]
+    assert fp["data"] == [checkpoint.data_identity(data()), checkpoint.data_identity(data(prior=0.3, n_u=7))]
+    assert fp["data"][0]["prior"] == 0.4 and fp["data"][0] != fp["data"][1]
     assert fp["config"]["lr"] == 1e-3 and fp["config"]["method"] == "aapu"
     assert fp["config"]["model"] == {"name": "mlp", "width": 1.0, "dropout": None, "activation": None}
     assert set(fp) == {"config", "code", "seeds", "data"}
@@ -64,11 +92,12 @@ def test_runtime_settings_do_not_enter_the_fingerprint():
     assert checkpoint.fingerprint(replace(CFG, epochs=7), [data()], [0]) != fp
 
 
-def test_sparse_positives_are_summed_over_their_values():
-    x_p = SparseRows(torch.tensor([0, 1, 3]), torch.tensor([0, 1, 2]), torch.tensor([1.5, 2.0, 4.0]), 4)
-    d = SimpleNamespace(name="20news", x_p=x_p, x_u=torch.zeros(3, 4), prior=0.44)
-    assert checkpoint.fingerprint(CFG, [d], [0])["data"] == [
-        {"name": "20news", "n_p": 2, "n_u": 3, "prior": 0.44, "x_p_sum": 7.5}]
+def test_sparse_positives_are_identified_by_all_their_parts():
+    def d(values):
+        x_p = SparseRows(torch.tensor([0, 1, 3]), torch.tensor([0, 1, 2]), torch.tensor(values), 4)
+        return SimpleNamespace(**{**vars(data()), "name": "20news", "x_p": x_p})
+    assert checkpoint.data_identity(d([1.5, 2.0, 4.0])) == checkpoint.data_identity(d([1.5, 2.0, 4.0]))
+    assert checkpoint.data_identity(d([1.5, 2.0, 4.0])) != checkpoint.data_identity(d([1.5, 2.0, 4.5]))
 
 
 def test_save_then_load_round_trips_and_leaves_no_temporary_file(tmp_path):
@@ -169,7 +198,7 @@ def test_other_code_is_named_before_other_data(tmp_path):
     old = checkpoint.fingerprint(CFG, [data()], [0])
     new = {**checkpoint.fingerprint(CFG, [data(prior=0.3)], [0]), "code": "edited"}
     assert _refusal(tmp_path, old, new) == (
-        "checkpoint PATH was made with different pusupport code: refusing to resume it. "
+        "checkpoint PATH was made with different training code: refusing to resume it. "
         "Delete it, or pass another checkpoint_dir, to start afresh.")
 
 

@@ -1,7 +1,9 @@
-"""Results committed at the paper's settings: shown with their provenance, judged by the
-verdict rule in the summary's column, and refused as stale once the code's settings for
-that page and profile change."""
-from dataclasses import replace
+"""Results committed at the paper's settings, in parts: shown with each part's provenance,
+judged on the union of the parts by the verdict rule (in the page's section and the
+summary's column), refused as stale once the code's settings for that page and profile
+change; a part made with other settings or other training code, or not finished, is refused."""
+import json
+import pathlib
 
 import numpy as np
 import pandas as pd
@@ -9,7 +11,9 @@ import pytest
 
 from pusupport.book import committed as cm
 from pusupport.book.paper import PAPER
+from pusupport.book.reference import provenance
 from pusupport.book.registry import book_claims
+from pusupport.core import checkpoint
 
 
 def test_every_committed_result_matches_the_codes_settings():
@@ -18,62 +22,125 @@ def test_every_committed_result_matches_the_codes_settings():
                               "and commit them")
 
 
-def _commit_synthetic(tmp_path, gain=0.02, name="synthetic"):
+def test_every_committed_union_is_the_union_of_its_parts():
+    for summary in cm.REFERENCE.glob("*/*/summary.json"):
+        folder = summary.parent
+        parts = cm.parts_of(folder)
+        union = pd.concat([pd.read_csv(folder / "parts" / p / "history.csv") for p in parts],
+                          ignore_index=True)
+        pd.testing.assert_frame_equal(pd.read_csv(folder / "history.csv"), union)
+        assert json.loads(summary.read_text())["seeds"] == sorted(s for p in parts.values() for s in p["seeds"])
+
+
+def _history(seeds, gain=0.02, name="synthetic", last=None):
     page = cm.page_at(name, "paper")
-    rng = np.random.default_rng(0)
-    nnpu = 0.065 + 0.002 * rng.standard_normal(len(page.seeds))
-    rows = [{"method": m, "seed": s, "epoch": 1000, "test_error": e - (gain if m == "aapu" else 0),
-             "test_auc": 0.98, "n_selected": 0, "purity": float("nan")}
-            for s, e in zip(page.seeds, nnpu) for m in ("nnpu", "aapu")]
-    replace(page, output_dir=tmp_path / "run").save(pd.DataFrame(rows))
-    return cm.commit(tmp_path / "run" / name, name, "paper", f"make results PAGES={name}",
-                     3600.0, "cpu: autocast bf16", root=tmp_path / "reference")
+    rng = np.random.default_rng(seeds[0])
+    nnpu = 0.065 + 0.002 * rng.standard_normal(len(seeds))
+    epoch = last or page.settings.train.epochs
+    return pd.DataFrame([{"method": m, "seed": s, "epoch": epoch,
+                          "test_error": e - (gain if m == "aapu" else 0), "test_auc": 0.98,
+                          "n_selected": 0, "purity": float("nan")}
+                         for s, e in zip(seeds, nnpu) for m in ("nnpu", "aapu")])
+
+
+def _made(hours=1.0, code=None):
+    return provenance("make results PAGES=synthetic PROFILE=paper", 3600.0 * hours, "cpu: autocast bf16",
+                      layout="seeds stacked", training_code=code or checkpoint.code_version())
+
+
+def _commit(tmp_path, seeds=range(10), name="synthetic", **kw):
+    return cm.add_part(_history(list(seeds), name=name), name, "paper", _made(**kw), root=tmp_path)
 
 
 def test_committed_results_are_shown_with_their_provenance_until_a_setting_changes(tmp_path, monkeypatch):
-    root = tmp_path / "reference"
-    assert cm.committed("synthetic", "paper", root).status == "missing"
-    assert "not run at the paper's settings" in cm.committed("synthetic", "paper", root).line().lower()
-    _commit_synthetic(tmp_path)
-    found = cm.committed("synthetic", "paper", root)
-    assert found.current and cm.stale(root) == []
+    assert cm.committed("synthetic", "paper", tmp_path).status == "missing"
+    assert "not run at the paper's settings" in cm.committed("synthetic", "paper", tmp_path).line().lower()
+    _commit(tmp_path)
+    found = cm.committed("synthetic", "paper", tmp_path)
+    assert found.current and cm.stale(tmp_path) == []
     line = found.line()
-    assert "10 seeds" in line and "make results PAGES=synthetic" in line and "1.00 h" in line
+    assert "10 of 10 seeds" in line and "make results PAGES=synthetic" in line and "1.00 h" in line
     assert "no experiment on this data set" not in line and "at its end" not in line
-    assert found.provenance["fingerprint"] == found.summary["fingerprint"]
+    assert "adds them" not in line                       # every seed is there
     assert "**Verdict:** reproduced" in found.verdict()
     # one setting of the page's paper profile changes: stale, and the check fails
     monkeypatch.setitem(PAPER["synthetic"], "train", {**PAPER["synthetic"]["train"], "epochs": 999})
-    found = cm.committed("synthetic", "paper", root)
+    found = cm.committed("synthetic", "paper", tmp_path)
     assert found.status == "stale" and not found.current
     assert "Stale" in found.line() and "make results PAGES=synthetic PROFILE=paper" in found.line()
-    assert cm.stale(root) == ["paper/synthetic"]
+    assert cm.stale(tmp_path) == ["paper/synthetic"]
     monkeypatch.undo()
-    assert cm.committed("synthetic", "paper", root).current and cm.stale(root) == []
+    assert cm.committed("synthetic", "paper", tmp_path).current and cm.stale(tmp_path) == []
 
 
 def test_a_data_set_the_paper_lacks_says_whose_settings_its_paper_profile_holds(tmp_path):
-    _commit_synthetic(tmp_path, name="real_fashion_mnist")
-    line = cm.committed("real_fashion_mnist", "paper", tmp_path / "reference").line()
+    _commit(tmp_path, name="real_fashion_mnist")
+    line = cm.committed("real_fashion_mnist", "paper", tmp_path).line()
     assert line.endswith("The paper has no experiment on this data set: these settings are "
                          "this book's, at the paper's scale.")
 
 
 def test_the_summary_column_judges_committed_results_and_says_where_there_are_none(tmp_path):
-    _commit_synthetic(tmp_path)
+    _commit(tmp_path)
+    _commit(tmp_path, seeds=[0], name="real_cifar10")
     claims = book_claims()
-    table = cm.with_paper_settings(pd.DataFrame({"claim": [c.claim for c, _ in claims]}),
-                                   root=tmp_path / "reference")
+    table = cm.with_paper_settings(pd.DataFrame({"claim": [c.claim for c, _ in claims]}), root=tmp_path)
     column = dict(zip([page for _, page in claims], table[cm.AT_PAPER]))
     assert column["synthetic"].startswith("reproduced")
     assert column["real_20news"] == cm.NOT_RUN
+    assert column["real_cifar10"].startswith("descriptive only") and column["real_cifar10"].endswith(
+        "(1 of 10 seeds)")
 
 
-def test_only_a_finished_run_at_that_profile_is_committed(tmp_path):
-    folder = tmp_path / "run" / "synthetic"
-    folder.mkdir(parents=True)
-    (folder / "summary.json").write_text('{"status": "not run", "profile": "paper"}')
-    with pytest.raises(ValueError, match="make results PAGES=synthetic PROFILE=paper"):
-        cm.commit(folder, "synthetic", "paper", "cmd", 1.0, "cpu", root=tmp_path / "reference")
+def _edited(monkeypatch, name: str) -> str:
+    """The training-code version with the module ``name`` edited (as a later commit would)."""
+    real, target = pathlib.Path.read_bytes, checkpoint.PACKAGE / name
+    with monkeypatch.context() as m:
+        m.setattr(pathlib.Path, "read_bytes", lambda self: real(self) + (b"#" if self == target else b""))
+        return checkpoint.code_version()
+
+
+def test_parts_from_commits_that_changed_only_a_figure_combine_and_are_judged_together(tmp_path, monkeypatch):
+    _commit(tmp_path, seeds=[0, 1, 2])
+    found = cm.committed("real_cifar10", "paper", tmp_path)
+    assert found.status == "missing"
+    first = cm.committed("synthetic", "paper", tmp_path)
+    assert "3 of 10 seeds" in first.line() and "SEEDS=…" in first.line()
+    assert "descriptive only" in first.verdict()
+    _commit(tmp_path, seeds=range(3, 10), code=_edited(monkeypatch, "book/plots.py"))
+    union = cm.committed("synthetic", "paper", tmp_path)
+    assert list(union.parts) == ["seeds-0_1_2", "seeds-3_4_5_6_7_8_9"]
+    assert union.summary["seeds"] == list(range(10)) and "10 of 10 seeds" in union.line()
+    # the union is judged as one part of the same runs would be
+    whole = tmp_path / "whole"
+    cm.add_part(pd.read_csv(union.folder / "history.csv"), "synthetic", "paper", _made(), root=whole)
+    assert union.verdict() == cm.committed("synthetic", "paper", whole).verdict()
+    assert "**Verdict:** reproduced" in union.verdict()
+
+
+def test_a_part_from_other_training_code_is_refused_and_told_what_to_compare(tmp_path, monkeypatch):
+    _commit(tmp_path, seeds=[0])
+    with pytest.raises(ValueError, match=r"other training code .*git diff .* -- pusupport/core pusupport/data"):
+        _commit(tmp_path, seeds=[1], code=_edited(monkeypatch, "core/risks.py"))
+    assert list(cm.committed("synthetic", "paper", tmp_path).parts) == ["seeds-0"]
+
+
+def test_a_part_with_other_settings_is_refused_naming_the_setting(tmp_path, monkeypatch):
+    _commit(tmp_path, seeds=[0])
+    monkeypatch.setitem(PAPER["synthetic"], "train", {**PAPER["synthetic"]["train"], "lr": 3e-4})
+    with pytest.raises(ValueError, match=r"settings differ from part seeds-0's in \['train.lr'\]"):
+        _commit(tmp_path, seeds=[1])
+
+
+def test_an_unfinished_part_or_a_seed_committed_twice_is_not_committed(tmp_path):
+    short = _history([0, 1], last=10)
+    with pytest.raises(ValueError, match=r"not committed — runs unfinished \['aapu seed 0 \(epoch 10 of"):
+        cm.add_part(short, "synthetic", "paper", _made(), root=tmp_path)
+    with pytest.raises(ValueError, match=r"missing \['aapu seed 0', 'aapu seed 1'\]"):
+        cm.add_part(_history([0, 1]).query("method == 'nnpu'"), "synthetic", "paper", _made(), root=tmp_path)
+    assert not (tmp_path / "paper").exists()
+    _commit(tmp_path, seeds=[0, 1])
+    with pytest.raises(ValueError, match=r"seeds \[1\] are committed already \(part seeds-0_1\)"):
+        _commit(tmp_path, seeds=[1, 2])
     with pytest.raises(ValueError, match="no page 'nope'"):
         cm.page_at("nope", "paper")

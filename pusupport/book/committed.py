@@ -1,17 +1,18 @@
-"""Results committed at a profile — the paper's settings — with their provenance.
+"""Results committed at a profile — the paper's settings — in parts, with their provenance.
 
-``make results PAGES=… PROFILE=paper`` (``book/results.py``) runs pages at a profile and
-commits each page's ``history.csv`` and ``summary.json`` to
-``results/reference/<profile>/<page>/`` beside a ``provenance.json`` (commit, settings
-fingerprint, machine, precision, date, wall time, command). A page built at another
-profile shows them in its "At the paper's settings" section, and the summary in its
-column of verdicts at the paper's settings. Results whose fingerprint no longer matches
-the code's settings for that page and profile are stale: shown as such, never as current.
+``make results PAGES=… PROFILE=paper [SEEDS=2,3]`` (``book/results.py``) trains a page's
+runs on some seeds and adds them as one part to ``results/reference/<profile>/<page>/``:
+``parts/seeds-<s…>/`` holds the part's ``history.csv`` and ``provenance.json`` (commit,
+settings, their fingerprint, training-code version, device, torch, precision, layout, date,
+wall time, command). Parts combine when their settings fingerprint and training-code
+version agree (:func:`add_part` refuses another, naming what differs); the folder's
+``history.csv`` and ``summary.json`` are their union, which the page's "At the paper's
+settings" section and the summary's column judge. Results whose settings no longer match
+the code's for that page and profile are stale: shown as such, never as current.
 """
 from __future__ import annotations
 
 import json
-import shutil
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -23,14 +24,16 @@ from . import registry
 from .claims import AT_PAPER, reproduction_table, verdict_text
 from .pages import Page, resolve_page
 from .paper import NOT_IN_PAPER
-from .reference import REFERENCE, provenance
+from .records import save_results
+from .reference import REFERENCE
 
 #: What a page's section shows where nothing is committed.
 NOT_RUN = "not run at the paper's settings"
 
 
-def page_at(page: str, profile: str) -> Page:
-    """The book's page ``page`` (a results folder) resolved at ``profile`` with its defaults."""
+def page_at(page: str, profile: str, **given) -> Page:
+    """The book's page ``page`` (a results folder) resolved at ``profile`` with its defaults
+    (``given``: other values of its common parameters, e.g. ``seeds``)."""
     entry = next((e for e in registry.book_pages() if e["page"] == page), None)
     if entry is None:
         raise ValueError(f"no page {page!r} in the book: use one of "
@@ -38,12 +41,16 @@ def page_at(page: str, profile: str) -> Page:
     experiment = registry.get(entry["notebook"])
     given = {"profile": profile, "device": "auto", "seeds": None, "data_dir": None,
              "output_dir": "results", "dry_run": 0, "checkpoints": None, "runner": None,
-             **{k: None for k in experiment.parameters}, **entry["parameters"]}
+             **{k: None for k in experiment.parameters}, **entry["parameters"], **given}
     return resolve_page(entry["notebook"], **given)
 
 
 def command(page: str, profile: str) -> str:
     return f"make results PAGES={page} PROFILE={profile}"
+
+
+def seeds_text(seeds) -> str:
+    return ", ".join(map(str, sorted(seeds)))
 
 
 @dataclass(frozen=True)
@@ -69,37 +76,47 @@ class Committed:
         return json.loads((self.folder / "summary.json").read_text())
 
     @cached_property
-    def provenance(self) -> dict:
-        return json.loads((self.folder / "provenance.json").read_text())
+    def parts(self) -> dict[str, dict]:
+        """{part: its provenance}, in the order they were added."""
+        return parts_of(self.folder)
 
     @cached_property
     def history(self) -> pd.DataFrame:
         return pd.read_csv(self.folder / "history.csv")
 
+    @cached_property
+    def planned(self) -> int:
+        """The number of seeds the page plans at this profile."""
+        return len(page_at(self.page, self.profile).seeds)
+
     def line(self) -> str:
-        """One line: where these results come from, or why none are shown."""
+        """Where these results come from — each part's provenance — or why none are shown."""
         if self.status == "missing":
             return f"{NOT_RUN.capitalize()} (`{command(self.page, self.profile)}` runs them)."
         if self.status == "stale":
             return (f"Stale: the results committed under `results/reference/{self.profile}/"
                     f"{self.page}` were made with other settings than this code's; not shown. "
                     f"Recompute with `{command(self.page, self.profile)}`.")
-        p = self.provenance
-        where = p["gpu"] or f"{p['cpu']}, {p['cores']} cores"
-        ended = f" (at its end {p['commit_at_end'][:12]})" if "commit_at_end" in p else ""
+        seeds = self.summary["seeds"]
+        few = len(seeds) < self.planned
         ours = (" The paper has no experiment on this data set: these settings are this book's, "
                 "at the paper's scale." if self.profile == "paper"
                 and page_at(self.page, self.profile).dataset in NOT_IN_PAPER else "")
-        return (f"Committed results, profile `{self.profile}`, {len(self.summary['seeds'])} seeds: "
-                f"commit {p['commit'][:12]}{ended}, settings {p['fingerprint']}, {where}, {p['precision']}, "
-                f"{p['date']}, {p['wall_seconds'] / 3600:.2f} h: `{p['command']}`.{ours}")
+        parts = " ".join(f"Seeds {seeds_text(p['seeds'])}: {_made(p)}" for p in self.parts.values())
+        more = (f" The other seeds: `{command(self.page, self.profile)} SEEDS=…` adds them, a "
+                "few at a time." if few else "")
+        return (f"Committed results, profile `{self.profile}`, **{len(seeds)} of {self.planned} "
+                f"seeds** (settings {next(iter(self.parts.values()))['fingerprint']}). {parts}"
+                f"{more}{ours}")
 
     def figure(self):
-        """The committed runs' test error per epoch (mean ± one SD over seeds)."""
+        """The committed runs' test error per epoch: every seed's curve where the page has
+        under half its seeds, else mean ± one SD over seeds."""
         import matplotlib.pyplot as plt
         from .plots import learning_curves
         fig, ax = plt.subplots(figsize=(7, 4))
-        learning_curves(self.history, ax=ax, title=f"{self.page} at the '{self.profile}' profile")
+        learning_curves(self.history, ax=ax, each_seed=2 * len(self.summary["seeds"]) < self.planned,
+                        title=f"{self.page} at the '{self.profile}' profile")
         return fig
 
     def verdict(self) -> str:
@@ -109,19 +126,34 @@ class Committed:
         return verdict_text(self.root / self.profile, claims, {}, registry.family_sizes())
 
 
+def _made(p: dict) -> str:
+    """One part's provenance in a sentence."""
+    where = p["gpu"] or f"{p['cpu']}, {p['cores']} cores"
+    ended = f" (at its end {p['commit_at_end'][:12]})" if "commit_at_end" in p else ""
+    return (f"commit {p['commit'][:12]}{ended}, training code {p['training_code']}, {where}, "
+            f"torch {p['torch']}, {p['precision']}, {p['layout']}, {p['date']}, "
+            f"{p['wall_seconds'] / 3600:.2f} h: `{p['command']}`.")
+
+
+def parts_of(folder: Path) -> dict[str, dict]:
+    """{part: provenance} of the parts committed under ``folder``, oldest first."""
+    found = {p.parent.name: json.loads(p.read_text()) for p in Path(folder).glob("parts/*/provenance.json")}
+    return dict(sorted(found.items(), key=lambda kv: (kv[1]["date"], kv[0])))
+
+
 def committed(page: str, profile: str = "paper", root: Path = REFERENCE) -> Committed:
     """The committed results of ``page`` at ``profile``, checked against the code's settings."""
-    summary = Path(root) / profile / page / "summary.json"
-    if not summary.exists():
+    found = parts_of(Path(root) / profile / page)
+    if not found:
         return Committed(page, profile, Path(root), "missing")
-    ran = json.loads(summary.read_text()).get("fingerprint")
-    status = "current" if ran == page_at(page, profile).fingerprint() else "stale"
-    return Committed(page, profile, Path(root), status)
+    code = page_at(page, profile).fingerprint(seeds=False)
+    current = all(p["fingerprint"] == code for p in found.values())
+    return Committed(page, profile, Path(root), "current" if current else "stale")
 
 
 def stale(root: Path = REFERENCE) -> list[str]:
     """"<profile>/<page>" of every committed result made with other settings than the code's."""
-    return [f"{s.parent.parent.name}/{s.parent.name}" for s in sorted(Path(root).glob("*/*/summary.json"))
+    return [f"{s.parent.parent.name}/{s.parent.name}" for s in sorted(Path(root).glob("*/*/parts"))
             if committed(s.parent.name, s.parent.parent.name, root).status == "stale"]
 
 
@@ -133,8 +165,8 @@ def with_paper_settings(table: pd.DataFrame, root: Path = REFERENCE) -> pd.DataF
 
 
 def verdict_column(profile: str = "paper", root: Path = REFERENCE) -> list[str]:
-    """For each of the book's claims, its verdict on the results committed at ``profile``,
-    or why there is none."""
+    """For each of the book's claims, its verdict on the results committed at ``profile``
+    ("n of N seeds" where fewer than the page plans), or why there is none."""
     out = []
     for claim, page in registry.book_claims():
         found = committed(page, profile, root)
@@ -143,23 +175,72 @@ def verdict_column(profile: str = "paper", root: Path = REFERENCE) -> list[str]:
                        f"`{command(page, profile)}`")
             continue
         row = reproduction_table(found.root / profile, [(claim, page)], {}, registry.family_sizes())
-        out.append(row.verdict.iloc[0])
+        n = len(found.summary["seeds"])
+        out.append(row.verdict.iloc[0] + (f" ({n} of {found.planned} seeds)" if n < found.planned else ""))
     return out
 
 
-def commit(results: Path, page: str, profile: str, command_line: str, wall_seconds: float,
-           precision: str, root: Path = REFERENCE, started: str | None = None) -> Path:
-    """Copy a finished page's ``history.csv`` and ``summary.json`` from ``results`` (its
-    folder) to ``root/<profile>/<page>`` with their provenance (``started``: the commit the
-    run started from); returns that folder."""
-    summary = json.loads((results / "summary.json").read_text())
-    if summary.get("status") != "run" or summary.get("profile") != profile:
-        raise ValueError(f"{results} holds no finished run of {page!r} at profile {profile!r}: "
-                         f"run `{command(page, profile)}`")
-    target = Path(root) / profile / page
-    target.mkdir(parents=True, exist_ok=True)
-    for name in ("history.csv", "summary.json"):
-        shutil.copyfile(results / name, target / name)
-    record = {**provenance(command_line, wall_seconds, precision, started), "fingerprint": summary["fingerprint"]}
-    atomic_write_text(target / "provenance.json", json.dumps(record, indent=2) + "\n")
-    return target
+def _differs(old: dict, new: dict) -> list[str]:
+    return sorted(k for k in {**old, **new} if old.get(k) != new.get(k))
+
+
+def add_part(history: pd.DataFrame, page: str, profile: str, made: dict,
+             root: Path = REFERENCE) -> Path:
+    """Add ``history`` — the page's plan at ``profile`` trained on some seeds, every run to
+    its last epoch — as one part of its committed results, with ``made`` (its provenance:
+    :func:`~pusupport.book.reference.provenance`, plus ``training_code``; ``settings`` and
+    their fingerprint are the code's, checked here), and rewrite their union. Refused, with
+    what differs, where its settings are not the code's or its training code is not the other
+    parts'; refused where a run did not finish or a seed is committed already."""
+    seeds = sorted(int(s) for s in history.seed.unique())
+    code = page_at(page, profile, seeds=seeds)
+    plan = {spec.label for spec in code.plan()}
+    last = history.groupby(["method", "seed"]).epoch.max()
+    epochs = code.settings.train.epochs
+    unfinished = [f"{m} seed {s} (epoch {e} of {epochs})" for (m, s), e in last.items() if e < epochs]
+    missing = [f"{m} seed {s}" for m in sorted(plan) for s in seeds if (m, s) not in last.index]
+    if unfinished or missing:
+        raise ValueError(f"{page}: not committed — runs unfinished {unfinished or 'none'}, missing "
+                         f"{missing or 'none'}: run `{command(page, profile)} SEEDS="
+                         f"{','.join(map(str, seeds))}` again (it resumes from its checkpoints)")
+    settings = json.loads(json.dumps(code.identity(seeds=False)["settings"], default=str))
+    made = {**made, "seeds": seeds, "settings": settings,
+            "fingerprint": code.fingerprint(seeds=False)}
+    folder = Path(root) / profile / page
+    for name, other in parts_of(folder).items():
+        settings = _differs(other["settings"], made["settings"])
+        if settings or other["fingerprint"] != made["fingerprint"]:
+            raise ValueError(f"{page}: this part's settings differ from part {name}'s in "
+                             f"{settings or ['page or data set']}: parts combine only at the same "
+                             f"settings; recompute the whole page with `{command(page, profile)}` "
+                             f"after removing {folder / 'parts'}")
+        if other["training_code"] != made["training_code"]:
+            raise ValueError(f"{page}: this part was trained by other training code "
+                             f"({made['training_code']}, commit {made['commit'][:12]}) than part "
+                             f"{name} ({other['training_code']}, commit {other['commit'][:12]}): "
+                             f"`git diff {other['commit'][:12]} {made['commit'][:12]} -- "
+                             "pusupport/core pusupport/data` shows what changed; parts combine only "
+                             "from the same training code")
+        if set(other["seeds"]) & set(seeds):
+            raise ValueError(f"{page}: seeds {sorted(set(other['seeds']) & set(seeds))} are committed "
+                             f"already (part {name}); remove {folder / 'parts' / name} to replace them")
+    part = folder / "parts" / f"seeds-{'_'.join(map(str, seeds))}"
+    part.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(part / "history.csv", history.to_csv(index=False))
+    atomic_write_text(part / "provenance.json", json.dumps(made, indent=2, default=str) + "\n")
+    _write_union(folder, code)
+    return part
+
+
+def _write_union(folder: Path, code: Page) -> None:
+    """The folder's ``history.csv`` and ``summary.json``: every part's runs, as the page
+    itself would save them on their seeds."""
+    found = parts_of(folder)
+    history = pd.concat([pd.read_csv(folder / "parts" / name / "history.csv") for name in found],
+                        ignore_index=True)
+    seeds = sorted(int(s) for p in found.values() for s in p["seeds"])
+    union = page_at(code.name, code.profile, seeds=seeds)
+    save_results(history, folder, page=union.page, dataset=union.dataset,
+                 profile=union.profile, seeds=seeds, fingerprint=union.fingerprint(seeds=False),
+                 n_test=union.n_test, parts=list(found),
+                 wall_seconds=round(sum(p["wall_seconds"] for p in found.values()), 1))

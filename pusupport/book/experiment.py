@@ -16,6 +16,7 @@ from typing import Callable
 
 from ..core.config import Settings, TrainConfig, merge, sectioned
 from ..core.methods import get_method
+from ..core.runtime import STACKED
 from .claims import Claim
 from .cost import Data, Run, data_sizes
 from .paper import PAPER, PROFILE_CHANGES
@@ -125,9 +126,10 @@ def _priced(spec: RunSpec, s: Settings, dataset: str | None, experiment: Experim
         p, u = data.n_p // 2, data.eligible // 2
         half = Data(p, u, 0, 0, data.shape, data.nnz)
         return Run(spec.train(s.train), half, scored=data.n_p - p + data.eligible - u)
-    k, method = spec.seeds or s.page.n_seeds, get_method(spec.method)
-    stacked = spec.stacks and k > 1 and data.nnz is None and method.stacks
-    return Run(spec.train(s.train), data, k, stacked, view=method.view_of is not None)
+    k, method, cfg = spec.seeds or s.page.n_seeds, get_method(spec.method), spec.train(s.train)
+    stacked = (spec.stacks and k > 1 and data.nnz is None and method.stacks
+               and cfg.model.name in STACKED["cuda"])      # priced on a GPU, laid out as there
+    return Run(cfg, data, k, stacked, view=method.view_of is not None)
 
 
 def runs_of(methods, **changes) -> list[RunSpec]:

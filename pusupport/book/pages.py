@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..core import checkpoint
 from ..core.config import DRY_RUN_ROWS, ConfigError, Settings, TrainConfig, merge, section_of
 from ..core.methods import get_method
 from ..core.runtime import resolve, resolve_device
@@ -31,7 +32,7 @@ from .runs import run_plan
 
 
 #: Settings that do not change a run's numbers (where it runs, what it saves).
-NOT_RESULTS = {"train.device", "train.checkpoint_dir", "train.checkpoint_every", "train.progress"}
+NOT_RESULTS = {f"train.{k}" for k in checkpoint.NOT_RESULTS}
 #: Settings added after results were committed: left out of a fingerprint while unset
 #: (None), so that adding one leaves every committed result current.
 ADDED_LATER = {"page.compared"}
@@ -123,12 +124,19 @@ class Page:
         none was judged, e.g. in a dry run)."""
         return paired_differences(registry.judged(self.output_dir, self.claims(), self.profile), axes=ax)
 
-    def fingerprint(self) -> str:
-        """The settings' fingerprint: data set, every setting that shapes a result, seeds."""
+    def identity(self, seeds: bool = True) -> dict:
+        """What shapes the page's numbers: its folder, data set, every setting that shapes a
+        result and (``seeds``) its seeds; without them, what runs on any seed must share."""
         flat = {k: v for k, v in self.settings.flat().items()
                 if k not in NOT_RESULTS and not (k in ADDED_LATER and v is None)}
-        return fingerprint({"page": self.name, "dataset": self.dataset, "seeds": self.seeds,
-                            "settings": flat})
+        if seeds:
+            return {"page": self.name, "dataset": self.dataset, "seeds": self.seeds, "settings": flat}
+        flat.pop("page.n_seeds")
+        return {"page": self.name, "dataset": self.dataset, "settings": flat}
+
+    def fingerprint(self, seeds: bool = True) -> str:
+        """The fingerprint of :meth:`identity`."""
+        return fingerprint(self.identity(seeds))
 
     @property
     def beyond_paper(self) -> bool:

@@ -32,16 +32,18 @@ def set_style() -> None:
 
 
 def learning_curves(history: pd.DataFrame, metric: str = "test_error", ax=None,
-                    ylabel: str = "test error (zero-one)", title: str | None = None):
+                    ylabel: str = "test error (zero-one)", title: str | None = None,
+                    each_seed: bool = False):
     """Mean ± one standard deviation over seeds of ``metric`` per epoch, one line per method
-    (epochs without an evaluation, NaN, are left out), zoomed to the curves after their first
-    tenth of evaluations (:func:`zoom_after_start`)."""
+    (``each_seed``: one line per method and seed instead; epochs without an evaluation, NaN,
+    are left out), zoomed to the curves after their first tenth of evaluations
+    (:func:`zoom_after_start`)."""
     ax = ax or plt.subplots(figsize=(7, 4))[1]
     methods = list(dict.fromkeys(history.method))
     history = history.dropna(subset=[metric]).reset_index(drop=True)
+    spread = dict(units="seed", estimator=None, lw=0.9) if each_seed else dict(errorbar="sd")
     sns.lineplot(data=history, x="epoch", y=metric, hue="method", hue_order=methods,
-                 palette=palette(methods),
-                 errorbar="sd", ax=ax)
+                 palette=palette(methods), ax=ax, **spread)
     handles, labels = ax.get_legend_handles_labels()
     ax.legend(handles, [legend_name(l) for l in labels], title=None)
     ax.set(ylabel=ylabel, xlabel="epoch", title=title)

@@ -39,7 +39,8 @@ def _cpu_model() -> str:
 
 
 def code_commit() -> str:
-    """This checkout's commit, "+uncommitted changes" when the package differs from it."""
+    """This checkout's commit, "+uncommitted changes" when the package differs from it; in a
+    copy without git (a GPU machine's), ``PUSUPPORT_COMMIT`` names the commit it was copied from."""
     root = REFERENCE.parents[1]
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
@@ -47,20 +48,21 @@ def code_commit() -> str:
         dirty = subprocess.run(["git", "status", "--porcelain", "--", "pusupport"], cwd=root,
                                capture_output=True, text=True).stdout.strip()
         return commit + ("+uncommitted changes" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+    except (OSError, subprocess.CalledProcessError):       # a copy without git: say which
+        return os.environ.get("PUSUPPORT_COMMIT", "unknown")
 
 
-def provenance(command: str, wall_seconds: float, precision: str, started: str | None = None) -> dict:
+def provenance(command: str, wall_seconds: float, precision: str, started: str | None = None,
+               **more) -> dict:
     """Where and how a result was made: commit, machine, threads, precision, date, wall
-    time and the command. ``started``: the commit the run started from
-    (:func:`code_commit`); where the checkout moved on before it finished, the record
-    also names the commit at its end."""
+    time and the command (``more``: e.g. the layout, the training-code version). ``started``:
+    the commit the run started from (:func:`code_commit`); where the checkout moved on before
+    it finished, the record also names the commit at its end."""
     now = code_commit()
     gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else None
     moved = {"commit_at_end": now} if started is not None and started != now else {}
     return {"commit": started or now, **moved, "cpu": _cpu_model(), "cores": os.cpu_count(),
-            "gpu": gpu, "torch": torch.__version__, "precision": precision,
+            "gpu": gpu, "torch": torch.__version__, "precision": precision, **more,
             "date": time.strftime("%Y-%m-%d %H:%M %Z"), "wall_seconds": round(wall_seconds, 1),
             "command": command}
 

@@ -24,38 +24,21 @@ import pandas as pd
 import torch
 
 from ..core.atomic import atomic_write_text, replacing
-from ..core.checkpoint import code_version
+from ..core.checkpoint import NOT_RESULTS, code_version, data_identity
 from ..core.methods import VIEW_PREFIX
 from ..core.runtime import resolve
 
-#: Settings that do not change a run's numbers: where and how it is shown or saved,
-#: the seed (the key lists the seeds), and how often it is evaluated (checked apart).
-NOT_IN_KEY = ("progress", "checkpoint_dir", "checkpoint_every", "device", "seed", "eval_every")
+#: Left out of a run's key: what never changes its numbers, the seed (the key lists the
+#: seeds) and how often it is evaluated (checked apart).
+NOT_IN_KEY = (*NOT_RESULTS, "seed", "eval_every")
 #: History columns that exist only at evaluated epochs (and each view's test error).
 EVALUATED = ("test_error", "test_auc", "test_ap", "train_error")
-
-
-def _checksum(*tensors) -> str:
-    digest = hashlib.sha256()
-    for t in tensors:
-        parts = (t.crow, t.col, t.val) if hasattr(t, "crow") else (t,)
-        for part in parts:
-            digest.update(str((part.dtype, tuple(part.shape))).encode())
-            digest.update(part.detach().contiguous().cpu().numpy().tobytes())
-    return digest.hexdigest()[:16]
-
-
-def data_checksum(data) -> dict:
-    """What identifies one seed's PU data: its name, π and a checksum of every tensor."""
-    return {"name": data.name, "prior": float(data.prior),
-            "tensors": _checksum(data.x_p, data.x_u, data.u_truth, data.u_in_p, data.x_test,
-                                 data.y_test)}
 
 
 def run_key(cfg, seeds, datas, stacked: bool) -> str:
     """The key of training ``cfg`` on ``datas`` (one per seed of ``seeds``)."""
     settings = {k: v for k, v in asdict(cfg).items() if k not in NOT_IN_KEY}
-    what = {"settings": settings, "seeds": list(seeds), "data": [data_checksum(d) for d in datas],
+    what = {"settings": settings, "seeds": list(seeds), "data": [data_identity(d) for d in datas],
             "code": code_version(), "device": resolve(cfg).device.type,
             "threads": torch.get_num_threads(), "stacked": stacked}
     return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:20]

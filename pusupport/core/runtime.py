@@ -16,13 +16,16 @@ dropout_streams   each member's own, seeded with its seed  "global": member k co
                                                            torch's global stream, exactly
                                                            as its single run would
 compile           off                                      off
-stacked seeds     every model                              the models of :data:`CPU_STACKED`
-stacked settings  on: a page's runs that differ in values   off: each run's seeds stacked
-                  (π, loss, n_select, …) share one network  apart
+stacked seeds     the models of :data:`STACKED` ["cuda"]     the models of :data:`STACKED` ["cpu"]
+stacked settings  the models of :data:`SETTINGS_STACKED`   likewise (none: measured slower)
 ================  =======================================  ===============================
 
 "Stacked seeds" is how a page trains a method's K seeds: as one stacked network
-(:mod:`pusupport.core.stacking`, the same maths) or one after the other. On this book's
+(:mod:`pusupport.core.stacking`, the same maths) or one after the other; a model stacks
+on a device only where a measurement there says it pays (:data:`STACKED`, each row citing
+it). On an NVIDIA H200 at the ``paper`` profile, Kiryo's CNN took 0.83 s an epoch for one
+seed and 1.66 s a member for 10 seeds stacked (2.0× slower), and the Co-teaching CNN 1.37 s
+against 1.52 s a member (1.1× slower): on CUDA the CNNs train one seed at a time. On this book's
 2-core CPU, one thread a run, stacking pays only where a step is overhead-bound: the
 §4.1 MLP trains 10 seeds 2.0× faster stacked, but 6 Fashion-MNIST MLPs train 2.0× and
 6 CIFAR-10 CNNs 1.25× faster one by one (channels_last), their stacked activations no
@@ -47,8 +50,15 @@ import torch
 AUTOCAST = ("auto", "bf16", "off")
 GENERATORS = ("auto", "device", "cpu")
 DROPOUT_STREAMS = ("auto", "global", "seeded")
-#: Models whose seeds train faster as one stacked network on the CPU (``make bench``).
-CPU_STACKED = ("mlp",)
+#: Per device type, the models whose seeds train faster as one stacked network, from
+#: measurements: CPU ``make bench`` (``stacking``): the §4.1 MLP 2.0× faster stacked, the
+#: Fashion-MNIST MLP and CIFAR-10 CNN faster one by one; CUDA (H200, ``paper`` profile):
+#: both CNNs slower stacked (above), the MLPs unmeasured, so one by one.
+STACKED = {"cpu": ("mlp",), "cuda": ()}
+#: Per device type, the models whose runs differing only in values train as one network of
+#: runs × seeds: none measured faster (CPU ``make bench`` ``readings``: 0.7× as fast; CUDA,
+#: H200: the CIFAR-10 page's aaPU + nnPU × 10 seeds 2.7× slower a member than one run).
+SETTINGS_STACKED = {"cpu": (), "cuda": ()}
 
 
 def resolve_device(device: str = "auto") -> torch.device:
@@ -95,14 +105,21 @@ class Runtime:
     stack_settings: bool = True
     why_bf16: str = ""
 
-    def describe(self) -> str:
+    def precision(self) -> str:
+        """The choices that shape a run's numbers on this device."""
         return (f"{self.device.type}: autocast {'bf16' if self.bf16 else 'off (float32)'}"
                 f"{f' ({self.why_bf16})' if self.why_bf16 else ''}, channels_last "
                 f"{'on' if self.channels_last else 'off'}, generators on {self.generator_device.type}, "
                 f"dropout streams {'seeded per member' if self.seeded_dropout else 'global'}, "
-                f"compile {'on' if self.compile else 'off'}, seeds "
-                f"{'stacked' if self.stack_seeds else 'one by one'}"
+                f"compile {'on' if self.compile else 'off'}")
+
+    def layout(self) -> str:
+        """How a page's seeds and runs share a network (the same maths either way)."""
+        return (f"seeds {'stacked' if self.stack_seeds else 'one by one'}"
                 f"{', settings stacked' if self.stack_settings and self.stack_seeds else ''}")
+
+    def describe(self) -> str:
+        return f"{self.precision()}, {self.layout()}"
 
 
 def resolve(cfg) -> Runtime:
@@ -121,4 +138,5 @@ def resolve(cfg) -> Runtime:
         channels_last=True if cfg.channels_last is None else cfg.channels_last,
         generator_device=torch.device("cpu") if cfg.generators == "cpu" or not cuda else device,
         seeded_dropout=cuda if cfg.dropout_streams == "auto" else cfg.dropout_streams == "seeded",
-        compile=cfg.compile, stack_seeds=cuda or cfg.model.name in CPU_STACKED, stack_settings=cuda)
+        compile=cfg.compile, stack_seeds=cfg.model.name in STACKED.get(device.type, ()),
+        stack_settings=cfg.model.name in SETTINGS_STACKED.get(device.type, ()))
