@@ -13,6 +13,7 @@ inputs of the data set's shape and sizes — speed does not depend on the pixels
   stacked_epoch_s      K seeds as one stacked network (`train_seeds`), per member
   shared_epoch_s       N runs of the loop in N processes at once on the one device, each;
                        shared_throughput = N × loop / shared (> 1: sharing pays)
+  *_peak_memory_gib    the loop's and the stack's peak GPU memory
 The runtime's ``STACKED["cuda"]`` must list exactly the models whose stacked member is
 faster than one run (tests/test_runtime.py reads this file). Epoch times are medians over
 the timed epochs after one warm-up epoch (cuDNN's autotuning).
@@ -120,22 +121,32 @@ def shared_epoch_s(model: str, args, n: int) -> float:
     return _median([float(p.communicate()[0].strip().splitlines()[-1]) for p in procs])
 
 
+def _with_peak(gpu: bool, fn, *args):
+    """(fn(*args), the GPU memory it peaked at in GiB; None on the CPU)."""
+    if not gpu:
+        return fn(*args), None
+    torch.cuda.reset_peak_memory_stats()
+    return fn(*args), torch.cuda.max_memory_allocated() / 2 ** 30
+
+
 def bench_model(model: str, args) -> dict:
     cfg, n_p, n_u, n_test, shape = paper_case(model, args.quick)
     cfg = replace(cfg, device=args.device)
     data = random_data(n_p, n_u, n_test, shape)
     epochs = args.epochs * (10 if model == "mlp" else 1)       # the MLP's epochs take milliseconds
-    loop = loop_epoch_s(cfg, data, epochs)
+    gpu = torch.cuda.is_available() and args.device != "cpu"
+    loop, loop_peak = _with_peak(gpu, loop_epoch_s, cfg, data, epochs)
+    stacked, stacked_peak = _with_peak(gpu, stacked_epoch_s, cfg, data, epochs, args.k)
     out = {"n_p": n_p, "n_u": n_u, "n_test": n_test, "batch_size": cfg.batch_size,
            "width": cfg.model.width, "precision": resolve(cfg).precision(), "timed_epochs": epochs,
            "bare_epoch_s": bare_epoch_s(cfg, data, epochs), "loop_epoch_s": loop,
-           "stacked_k": args.k, "stacked_epoch_s": stacked_epoch_s(cfg, data, epochs, args.k),
+           "stacked_k": args.k, "stacked_epoch_s": stacked,
            "shared_n": args.n, "shared_epoch_s": shared_epoch_s(model, args, args.n)}
     out["loop_vs_bare"] = out["loop_epoch_s"] / out["bare_epoch_s"]
     out["stacking_speedup"] = loop / out["stacked_epoch_s"]
     out["shared_throughput"] = args.n * loop / out["shared_epoch_s"]
-    if torch.cuda.is_available() and args.device != "cpu":
-        out["peak_memory_gib_one_run"] = torch.cuda.max_memory_allocated() / 2 ** 30
+    if gpu:
+        out.update(loop_peak_memory_gib=loop_peak, stacked_peak_memory_gib=stacked_peak)
     return out
 
 
@@ -162,7 +173,6 @@ def main(argv=None) -> int:
                "models": {}}
     for model in args.models:
         print(f"{model} ...", flush=True)
-        torch.cuda.reset_peak_memory_stats() if gpu else None
         results["models"][model] = bench_model(model, args)
         print(json.dumps(results["models"][model], indent=1), flush=True)
     results["machine"]["wall_seconds"] = round(time.perf_counter() - start, 1)

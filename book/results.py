@@ -9,8 +9,8 @@ plans) as the page trains it, into ``build/results/<profile>``; at ``paper`` eve
 checkpoints there, so a killed command, run again, resumes (losing at most
 ``checkpoint_every`` epochs). Nothing is committed until every run has reached its last
 epoch: then the histories go to ``results/reference/<profile>/<page>/parts/seeds-…/`` with
-``provenance.json`` (commit, settings and their fingerprint, training-code version,
-machine, torch, precision, layout, date, wall time, command), and the folder's
+``provenance.json`` (commit, settings and their fingerprint, the data's checksum,
+training-code version, machine, torch, precision, layout, date, wall time, command), and the folder's
 ``history.csv`` and ``summary.json`` become the union of its parts
 (:func:`pusupport.book.committed.add_part`, which refuses a part made with other settings
 or other training code). Commit that folder; the book shows it, "n of N seeds", beside its
@@ -23,7 +23,8 @@ the run store, which hands each run to the first process that claims it.
 
 ``--import-part FOLDER`` commits runs trained elsewhere: FOLDER holds one ``*.csv``
 history per run (the page's history format) and a ``provenance.json`` naming the
-``commit`` that trained them; its training-code version is computed from that commit.
+``commit`` that trained them and their ``data_source``; the training-code version is
+computed from that commit.
 Needs only the package and its core dependencies (no notebook tools, no Ray), so it runs
 on a GPU machine's own Python and torch (≥ 2.11).
 """
@@ -45,7 +46,7 @@ import torch
 from pusupport.book.committed import add_part, page_at
 from pusupport.book.reference import REFERENCE, code_commit, provenance
 from pusupport.book.registry import book_pages
-from pusupport.book.runs import as_trained, data_for, jobs_of
+from pusupport.book.runs import as_trained, data_for, data_source, jobs_of
 from pusupport.book.store import RunStore, train_runs
 from pusupport.core.checkpoint import code_version
 from pusupport.core.runtime import resolve
@@ -92,12 +93,16 @@ def _made(page, args, line: str, wall: float, started: str, training_code: str) 
     runtime = resolve(replace(page.settings.train, device=args.device))
     layout = runtime.layout() + (f", {args.share} processes sharing the device" if args.share > 1 else "")
     return provenance(line, wall, runtime.precision(), started, layout=layout,
-                      training_code=training_code)
+                      training_code=training_code, data_source=data_source(page))
 
 
 def _import(folder: Path, name: str, args) -> Path:
     """Commit the runs under ``folder`` (one history CSV per run, ``provenance.json``) as a part."""
     made = json.loads((folder / "provenance.json").read_text())
+    if "data_source" not in made:
+        raise ValueError(f"{folder / 'provenance.json'} does not say which copy of the data trained "
+                         "these runs: add \"data_source\" (pusupport.book.runs.data_source of the page "
+                         "on that copy)")
     history = pd.concat([pd.read_csv(p) for p in sorted(folder.glob("*.csv"))], ignore_index=True)
     made["training_code"] = code_version(made["commit"])
     made.setdefault("imported_from", _relative(str(folder)))

@@ -43,9 +43,13 @@ def _history(seeds, gain=0.02, name="synthetic", last=None):
                          for s, e in zip(seeds, nnpu) for m in ("nnpu", "aapu")])
 
 
-def _made(hours=1.0, code=None):
+SOURCE = {"name": "synthetic", "checksum": "drawn by pusupport.data.synthetic"}
+
+
+def _made(hours=1.0, code=None, source=SOURCE):
     return provenance("make results PAGES=synthetic PROFILE=paper", 3600.0 * hours, "cpu: autocast bf16",
-                      layout="seeds stacked", training_code=code or checkpoint.code_version())
+                      layout="seeds stacked", training_code=code or checkpoint.code_version(),
+                      data_source=source)
 
 
 def _commit(tmp_path, seeds=range(10), name="synthetic", **kw):
@@ -130,6 +134,12 @@ def test_a_part_with_other_settings_is_refused_naming_the_setting(tmp_path, monk
     monkeypatch.setitem(PAPER["synthetic"], "train", {**PAPER["synthetic"]["train"], "lr": 3e-4})
     with pytest.raises(ValueError, match=r"settings differ from part seeds-0's in \['train.lr'\]"):
         _commit(tmp_path, seeds=[1])
+
+
+def test_a_part_on_another_copy_of_the_data_is_refused(tmp_path):
+    _commit(tmp_path, seeds=[0])
+    with pytest.raises(ValueError, match=r"data .*'checksum': 'other'.* are not part seeds-0's"):
+        _commit(tmp_path, seeds=[1], source={**SOURCE, "checksum": "other"})
 
 
 def test_an_unfinished_part_or_a_seed_committed_twice_is_not_committed(tmp_path):

@@ -1,13 +1,15 @@
 """Device-conditional choices: explicit settings, their defaults, and every combination
 CUDA takes, run on the CPU."""
+import json
 import math
+from pathlib import Path
 
 import pytest
 import torch
 
 from pusupport.core.config import TrainConfig
 from pusupport.data import synthetic
-from pusupport.core.runtime import cpu_bf16_instructions, resolve
+from pusupport.core.runtime import STACKED, cpu_bf16_instructions, resolve
 from pusupport.core.training import train, train_seeds
 
 
@@ -73,3 +75,12 @@ def test_compile_with_bf16_autocast_runs():
     data = synthetic(0, n_labeled=40, n_unlabeled=200, n_test=100)
     _finite([train(data, method="aapu", epochs=2, select_from=1, n_select=3, batch_size=64,
                    progress=False, device="cpu", autocast="bf16", compile=True)])
+
+
+def test_the_gpu_layout_table_is_the_gpu_benchmarks_answer():
+    """``make bench DEVICE=cuda`` measured each model's seeds stacked against one run on a
+    GPU: the runtime stacks on CUDA exactly the models it found faster stacked."""
+    bench = json.loads((Path(__file__).parents[1] / "bench" / "results-cuda.json").read_text())
+    assert bench["machine"]["gpu"] and not bench["machine"]["quick"]
+    faster = {model for model, r in bench["models"].items() if r["stacking_speedup"] > 1}
+    assert set(STACKED["cuda"]) == faster and set(bench["models"]) >= {"kiryo_cnn", "coteaching_cnn"}

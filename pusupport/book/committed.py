@@ -3,9 +3,9 @@
 ``make results PAGES=… PROFILE=paper [SEEDS=2,3]`` (``book/results.py``) trains a page's
 runs on some seeds and adds them as one part to ``results/reference/<profile>/<page>/``:
 ``parts/seeds-<s…>/`` holds the part's ``history.csv`` and ``provenance.json`` (commit,
-settings, their fingerprint, training-code version, device, torch, precision, layout, date,
-wall time, command). Parts combine when their settings fingerprint and training-code
-version agree (:func:`add_part` refuses another, naming what differs); the folder's
+settings, their fingerprint, the data's checksum, training-code version, device, torch,
+precision, layout, date, wall time, command). Parts combine when their settings, data and
+training-code version agree (:func:`add_part` refuses another, naming what differs); the folder's
 ``history.csv`` and ``summary.json`` are their union, which the page's "At the paper's
 settings" section and the summary's column judge. Results whose settings no longer match
 the code's for that page and profile are stale: shown as such, never as current.
@@ -102,7 +102,8 @@ class Committed:
         ours = (" The paper has no experiment on this data set: these settings are this book's, "
                 "at the paper's scale." if self.profile == "paper"
                 and page_at(self.page, self.profile).dataset in NOT_IN_PAPER else "")
-        parts = " ".join(f"Seeds {seeds_text(p['seeds'])}: {_made(p)}" for p in self.parts.values())
+        parts = " ".join(f"Seed{'s' * (len(p['seeds']) > 1)} {seeds_text(p['seeds'])}: {_made(p)}"
+                         for p in self.parts.values())
         more = (f" The other seeds: `{command(self.page, self.profile)} SEEDS=…` adds them, a "
                 "few at a time." if few else "")
         return (f"Committed results, profile `{self.profile}`, **{len(seeds)} of {self.planned} "
@@ -188,9 +189,9 @@ def add_part(history: pd.DataFrame, page: str, profile: str, made: dict,
              root: Path = REFERENCE) -> Path:
     """Add ``history`` — the page's plan at ``profile`` trained on some seeds, every run to
     its last epoch — as one part of its committed results, with ``made`` (its provenance:
-    :func:`~pusupport.book.reference.provenance`, plus ``training_code``; ``settings`` and
-    their fingerprint are the code's, checked here), and rewrite their union. Refused, with
-    what differs, where its settings are not the code's or its training code is not the other
+    :func:`~pusupport.book.reference.provenance`, plus ``training_code`` and ``data_source``;
+    ``settings`` and their fingerprint are the code's, checked here), and rewrite their union.
+    Refused, with what differs, where its settings, data or training code are not the other
     parts'; refused where a run did not finish or a seed is committed already."""
     seeds = sorted(int(s) for s in history.seed.unique())
     code = page_at(page, profile, seeds=seeds)
@@ -214,6 +215,11 @@ def add_part(history: pd.DataFrame, page: str, profile: str, made: dict,
                              f"{settings or ['page or data set']}: parts combine only at the same "
                              f"settings; recompute the whole page with `{command(page, profile)}` "
                              f"after removing {folder / 'parts'}")
+        if other["data_source"] != made["data_source"]:
+            raise ValueError(f"{page}: this part's data ({made['data_source']}) are not part {name}'s "
+                             f"({other['data_source']}): another copy of the data set (e.g. the "
+                             "official archive against a re-encoded one); train on the copy the "
+                             "other parts used")
         if other["training_code"] != made["training_code"]:
             raise ValueError(f"{page}: this part was trained by other training code "
                              f"({made['training_code']}, commit {made['commit'][:12]}) than part "

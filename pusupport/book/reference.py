@@ -39,8 +39,11 @@ def _cpu_model() -> str:
 
 
 def code_commit() -> str:
-    """This checkout's commit, "+uncommitted changes" when the package differs from it; in a
-    copy without git (a GPU machine's), ``PUSUPPORT_COMMIT`` names the commit it was copied from."""
+    """This checkout's commit, "+uncommitted changes" when the package differs from it;
+    ``PUSUPPORT_COMMIT``, where set, names it instead (a copy of the checkout on another
+    machine, without git or with a stale .git)."""
+    if os.environ.get("PUSUPPORT_COMMIT"):
+        return os.environ["PUSUPPORT_COMMIT"]
     root = REFERENCE.parents[1]
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True,
@@ -48,8 +51,8 @@ def code_commit() -> str:
         dirty = subprocess.run(["git", "status", "--porcelain", "--", "pusupport"], cwd=root,
                                capture_output=True, text=True).stdout.strip()
         return commit + ("+uncommitted changes" if dirty else "")
-    except (OSError, subprocess.CalledProcessError):       # a copy without git: say which
-        return os.environ.get("PUSUPPORT_COMMIT", "unknown")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
 
 
 def provenance(command: str, wall_seconds: float, precision: str, started: str | None = None,

@@ -31,10 +31,25 @@ def data_for(page: Page, **changes):
     if page.dataset == "synthetic":
         opts = data.kwargs("n_labeled", "n_unlabeled", "n_test")
         return lambda seed: synthetic(seed, **opts)
-    loader, positive = DATASETS[page.dataset]
-    labeled = loader(data_dir=page.data_dir, **data.kwargs("max_features"))
+    labeled, positive = _labeled(page), DATASETS[page.dataset][1]
     opts = data.kwargs("n_labeled", "n_unlabeled")
     return lambda seed: make_pu(page.dataset, labeled, positive, seed=seed, **opts)
+
+
+def _labeled(page: Page):
+    from ..data.datasets import DATASETS
+    return DATASETS[page.dataset][0](data_dir=page.data_dir, **page.settings.data.kwargs("max_features"))
+
+
+def data_source(page: Page) -> dict:
+    """What the page's PU data are drawn from on any seed: the data set's name and a
+    checksum of its labelled train and test split as loaded (another copy of the data set,
+    e.g. a re-encoded one, has another); the §4.1 data come from their generator."""
+    if page.dataset == "synthetic":
+        return {"name": "synthetic", "checksum": "drawn by pusupport.data.synthetic"}
+    from ..core.checkpoint import checksum
+    d = _labeled(page)
+    return {"name": page.dataset, "checksum": checksum(d.x_train, d.y_train, d.x_test, d.y_test)}
 
 
 @dataclass(frozen=True)

@@ -1,7 +1,8 @@
 """The book's run store: a run is trained once per output folder.
 
 A run — one method's settings on some seeds' data — is known by its key: every setting
-that shapes its numbers, the seeds, a checksum of each seed's data, the code, and how it
+that shapes its numbers, the seeds, a checksum of each seed's data, the version of the code
+that trains (:func:`~pusupport.core.checkpoint.code_version`), and how it
 runs (device, threads, stacked or one by one). A page that needs a run already in the
 store (trained by another page of the build, or by an earlier build into the same
 folder) reads its history instead of training it again, provided the stored run was

@@ -50,7 +50,8 @@ def code_version(ref: str | None = None) -> str:
     return digest.hexdigest()[:16]
 
 
-def _checksum(*tensors) -> str:
+def checksum(*tensors) -> str:
+    """A short sha256 of tensors' dtypes, shapes and bytes (sparse rows: all their parts)."""
     digest = hashlib.sha256()
     for t in tensors:
         parts = (t.crow, t.col, t.val) if hasattr(t, "crow") else (t,)
@@ -63,7 +64,7 @@ def _checksum(*tensors) -> str:
 def data_identity(data) -> dict:
     """What identifies one seed's PU data: its name, π and a checksum of every tensor."""
     return {"name": data.name, "prior": float(data.prior),
-            "tensors": _checksum(data.x_p, data.x_u, data.u_truth, data.u_in_p, data.x_test,
+            "tensors": checksum(data.x_p, data.x_u, data.u_truth, data.u_in_p, data.x_test,
                                  data.y_test)}
 
 

@@ -23,9 +23,10 @@ stacked settings  the models of :data:`SETTINGS_STACKED`   likewise (none: measu
 "Stacked seeds" is how a page trains a method's K seeds: as one stacked network
 (:mod:`pusupport.core.stacking`, the same maths) or one after the other; a model stacks
 on a device only where a measurement there says it pays (:data:`STACKED`, each row citing
-it). On an NVIDIA H200 at the ``paper`` profile, Kiryo's CNN took 0.83 s an epoch for one
-seed and 1.66 s a member for 10 seeds stacked (2.0× slower), and the Co-teaching CNN 1.37 s
-against 1.52 s a member (1.1× slower): on CUDA the CNNs train one seed at a time. On this book's
+it). On an NVIDIA H200 at the ``paper`` profile, Kiryo's CNN took 0.82 s an epoch for one
+seed and 2.03 s a member for 4 seeds stacked (10 seeds: 1.66 s), and the Co-teaching CNN
+1.36 s against 1.61 s a member: on CUDA the CNNs train one seed at a time, the §4.1 MLP's
+seeds stacked (3.1× faster). On this book's
 2-core CPU, one thread a run, stacking pays only where a step is overhead-bound: the
 §4.1 MLP trains 10 seeds 2.0× faster stacked, but 6 Fashion-MNIST MLPs train 2.0× and
 6 CIFAR-10 CNNs 1.25× faster one by one (channels_last), their stacked activations no
@@ -52,9 +53,10 @@ GENERATORS = ("auto", "device", "cpu")
 DROPOUT_STREAMS = ("auto", "global", "seeded")
 #: Per device type, the models whose seeds train faster as one stacked network, from
 #: measurements: CPU ``make bench`` (``stacking``): the §4.1 MLP 2.0× faster stacked, the
-#: Fashion-MNIST MLP and CIFAR-10 CNN faster one by one; CUDA (H200, ``paper`` profile):
-#: both CNNs slower stacked (above), the MLPs unmeasured, so one by one.
-STACKED = {"cpu": ("mlp",), "cuda": ()}
+#: Fashion-MNIST MLP and CIFAR-10 CNN faster one by one; CUDA ``make bench DEVICE=cuda``
+#: (``bench/results-cuda.json``, H200, ``paper`` settings, 4 seeds): the §4.1 MLP 3.1×
+#: faster stacked, Kiryo's CNN 0.41× and the Co-teaching CNN 0.84× (slower).
+STACKED = {"cpu": ("mlp",), "cuda": ("mlp",)}
 #: Per device type, the models whose runs differing only in values train as one network of
 #: runs × seeds: none measured faster (CPU ``make bench`` ``readings``: 0.7× as fast; CUDA,
 #: H200: the CIFAR-10 page's aaPU + nnPU × 10 seeds 2.7× slower a member than one run).
