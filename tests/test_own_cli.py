@@ -168,7 +168,13 @@ def test_a_truncated_model_and_inputs_the_model_cannot_take(capsys, trained, tmp
     cut = tmp_path / "cut.pt"
     cut.write_bytes(path.read_bytes()[:300])
     msg = error_of(capsys, "predict", cut, tmp_path, "--csv", tmp_path / "p.csv")
-    assert f"the saved model {cut} cannot be read" in msg and "Delete it and train again" in msg
+    assert f"the saved model {cut} cannot be read" in msg and "Delete" not in msg
+    # arguments swapped: the inputs are named as such, and nothing advises deleting them
+    for inputs in (tmp_path, tmp_path / "data.csv"):
+        pd.DataFrame({"a": [1.0]}).to_csv(tmp_path / "data.csv", index=False)
+        msg = error_of(capsys, "predict", inputs, path, "--csv", tmp_path / "p.csv")
+        assert "did you swap MODEL and INPUTS?" in msg and "Delete" not in msg
+        assert (tmp_path / "data.csv").exists()
     pd.DataFrame({"a": [1.0]}).to_csv(tmp_path / "t.csv", index=False)
     msg = error_of(capsys, "predict", path, tmp_path / "t.csv", "--csv", tmp_path / "p.csv")
     assert "this model was trained on images of shape (1, 28, 28)" in msg and "pass a folder of images" in msg
@@ -340,3 +346,41 @@ def test_vpu_trains_with_no_prior_and_estimates_none(tmp_path, capsys, monkeypat
     msg = error_of(capsys, "train", "--images", folder, "--positive", 1, "--method", "vpu",
                    "--prior", 0.3, "--out", tmp_path / "m2.pt")
     assert msg == "pusupport train: error: --method vpu never uses π: drop --prior"
+
+
+def test_labelling_every_training_positive_says_u_would_hold_none(capsys, digits, tmp_path):
+    data = own.load_own(digits, data_dir=tmp_path)
+    n_pos = int(sum(data.labeled.classes[int(y)] in ("0", "2") for y in data.labeled.y_train))
+    msg = error_of(capsys, "train", "--images", digits, "--positive", 0, 2, "--n-labeled", n_pos,
+                   "--out", tmp_path / "m.pt", "--epochs", 1, "--device", "cpu", "--data-dir", tmp_path)
+    assert f"would leave U without positives (the training rows hold {n_pos}): label at most " \
+           f"{n_pos - 1}" in msg and "class prior" not in msg
+
+
+@pytest.mark.parametrize("checkpoints", [False, True])
+def test_ctrl_c_during_training_is_one_line_and_exit_status_130(capsys, monkeypatch, tmp_path, checkpoints):
+    from pusupport.apps import cli
+
+    def interrupted(problem, cfg):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(cli, "train", interrupted)
+    table = pd.DataFrame({"x": np.arange(40.0), "label": [0, 1] * 20})
+    table.to_csv(tmp_path / "t.csv", index=False)
+    extra = ["--checkpoint-dir", tmp_path / "ck"] if checkpoints else []
+    status = main([str(a) for a in ("train", "--features", tmp_path / "t.csv", "--positive", 1, "--out",
+                                    tmp_path / "m.pt", "--prior", 0.5, "--device", "cpu", *extra)])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert status == 130 and len(err) == 1 and "Traceback" not in err[0]
+    if checkpoints:
+        assert f"the checkpoints in {tmp_path / 'ck'} are kept" in err[0] and "resumes" in err[0]
+    else:
+        assert "nothing saved — add --checkpoint-dir DIR" in err[0]
+
+
+def test_a_missing_label_names_its_row_instead_of_becoming_a_class(capsys, tmp_path):
+    table = pd.DataFrame({"x": np.arange(40.0), "label": [0, 1] * 20})
+    table.loc[6, "label"] = None
+    table.to_csv(tmp_path / "t.csv", index=False)
+    msg = error_of(capsys, "train", "--features", tmp_path / "t.csv", "--positive", 1, "--out",
+                   tmp_path / "m.pt", *TRAIN)
+    assert "the label column 'label' is empty in data row(s) [7]" in msg and "give every row a label" in msg

@@ -2,7 +2,8 @@
 
 Every user error ends with exit status 2 and one line naming the fix (no traceback),
 before any work; a run that learned nothing (an unusable π estimate, a degenerate or
-trivial classifier) ends with exit status 1, naming the options to change, and saves nothing.
+trivial classifier) ends with exit status 1, naming the options to change, and saves nothing;
+Ctrl-C ends with exit status 130 and one line saying what was kept.
 """
 from __future__ import annotations
 
@@ -153,6 +154,18 @@ def cmd_estimate(args) -> None:
     print(f"(the labels give {problem.prior:.3f}: {own.U_MEANING})")
 
 
+def _interrupted(args) -> str:
+    """What a Ctrl-C leaves: the checkpoints of a train run that writes them, else nothing."""
+    where = getattr(args, "checkpoint_dir", None)
+    if where:
+        return (f"interrupted; the checkpoints in {where} are kept (one every 10 epochs): the "
+                "same command resumes from the last")
+    if args.command == "train":
+        return ("interrupted; nothing saved — add --checkpoint-dir DIR to make a run that the "
+                "same command resumes")
+    return "interrupted; nothing written"
+
+
 def main(argv=None) -> int:
     args = parser().parse_args(argv)
     run = {"train": cmd_train, "predict": cmd_predict, "estimate-prior": cmd_estimate}[args.command]
@@ -164,6 +177,8 @@ def main(argv=None) -> int:
             status = 0
         except LearnedNothing as err:
             message, status = str(err), 1
+        except KeyboardInterrupt:
+            message, status = _interrupted(args), 130
         except DatasetNotFoundError as err:
             message, status = str(err).splitlines()[0], 2
         except (ValueError, FileNotFoundError, KeyError, TypeError, ImportError) as err:

@@ -102,6 +102,11 @@ def read_table(path, label_column: str | None = None, columns=None, spelling: st
         if columns is None and labels is None:
             raise ValueError(f"{path} has no label column {label_column!r}; its columns are "
                              f"{list(frame.columns)}: pass {SPELLING[spelling]['label_column']}")
+    if labels is not None and labels.isna().any():
+        rows = [int(i) + 1 for i in np.flatnonzero(labels.isna().to_numpy())]
+        raise ValueError(f"{path}: the label column {label_column or 'y'!r} is empty in data row(s) "
+                         f"{rows[:5]}{' …' if len(rows) > 5 else ''} (counting from 1, below the "
+                         "header): give every row a label, or drop those rows")
     names = [str(c) for c in (columns if columns is not None else frame.columns)]
     lacking = [c for c in names if c not in frame.columns]
     if lacking:
@@ -163,8 +168,12 @@ def build_problem(own: OwnData, positive, n_labeled: int | None = None, seed: in
     from ..core.problem import resolve_classes
     positive = [str(p) for p in ([positive] if isinstance(positive, (str, int)) else positive)]
     pos = torch.tensor(resolve_classes(positive, own.labeled.classes))
-    half = max(1, int(torch.isin(own.labeled.y_train, pos).sum()) // 2)
+    n_pos = int(torch.isin(own.labeled.y_train, pos).sum())
+    half = max(1, n_pos // 2)
     n_labeled = half if n_labeled is None else min(n_labeled, half) if clip else n_labeled
+    if n_pos and n_labeled >= n_pos:
+        raise ValueError(f"{n_labeled} labelled positives would leave U without positives (the "
+                         f"training rows hold {n_pos}): label at most {n_pos - 1}")
     rest = len(own.labeled.y_train) - n_labeled
     n_unlabeled = rest if n_unlabeled is None else min(n_unlabeled, rest) if clip else n_unlabeled
     return make_pu(Path(own.source).name or "own data", own.labeled, positive, n_labeled,

@@ -74,18 +74,26 @@ def save_model(path, model: torch.nn.Module, spec: ModelConfig, input_shape, pre
     return path
 
 
+#: What a model's inputs are saved as: a model file never ends so.
+INPUT_SUFFIXES = (".csv", ".tsv", ".parquet", ".npy", ".npz", ".png", ".jpg", ".jpeg")
+
+
 def load_model(path, device: str = "cpu") -> SavedModel:
     """The :class:`SavedModel` at ``path``; a missing, truncated or foreign file is an error
     naming it."""
     path = Path(path)
+    if path.is_dir() or path.suffix.lower() in INPUT_SUFFIXES:
+        raise ValueError(f"{path} is not a pusupport model but inputs (a folder or a table): did you "
+                         "swap MODEL and INPUTS? The order is `pusupport predict MODEL INPUTS --csv OUT`")
     if not path.is_file():
         raise FileNotFoundError(f"no saved model at {path}: train one first "
                                 "(pusupport train … --out model.pt)")
     try:
         blob = torch.load(path, map_location=device, weights_only=False)
     except Exception as err:
-        raise ValueError(f"the saved model {path} cannot be read ({type(err).__name__}): it is "
-                         "truncated or not a pusupport model. Delete it and train again.") from err
+        raise ValueError(f"the saved model {path} cannot be read ({type(err).__name__}): it is not a "
+                         "pusupport model, or one cut short while it was written (then train it "
+                         "again); nothing was changed") from err
     if not isinstance(blob, dict) or blob.get("format") != FORMAT:
         raise ValueError(f"{path} is not a pusupport model ({FORMAT}): did you pass a "
                          "training checkpoint or another file?")
