@@ -113,3 +113,17 @@ def test_the_committed_reference_page_times_name_pages_of_the_book_and_their_pro
     assert set(reference["pages"]) <= {p["page"] for p in book_pages()} and reference["pages"]
     assert all(seconds > 0 for seconds in reference["pages"].values())
     assert {"commit", "machine", "date", "command", "wall_seconds", "note"} <= set(reference["measured"])
+
+
+def test_a_misspelt_papermill_parameter_fails_the_first_cell_with_the_valid_names(tmp_path):
+    """papermill only warns about a name the notebook lacks: the page itself refuses it."""
+    source = tmp_path / "formulation.ipynb"
+    nbformat.write(jupytext.read(ROOT / "notebooks" / "formulation.md"), source)
+    run = subprocess.run(
+        [sys.executable, "-m", "papermill", str(source), str(tmp_path / "out.ipynb"), "-k", "python3",
+         "-p", "profle", "smoke", "-p", "output_dir", str(tmp_path / "results"), "--cwd", str(ROOT)],
+        capture_output=True, text=True, env={**os.environ, "TQDM_DISABLE": "1"}, timeout=300)
+    said = run.stdout + run.stderr
+    assert run.returncode != 0 and "unknown parameter(s) ['profle']" in said
+    assert "the valid parameters are [" in said and "'profile'" in said
+    assert not (tmp_path / "results").exists()                      # nothing ran

@@ -24,6 +24,7 @@ from . import registry
 from .claims import verdict_text
 from .cost import price
 from .experiment import OPT_INT, Experiment, RunSpec
+from .injected import injected_names
 from .paper import CHECKPOINTS, NOT_IN_PAPER, PAPER, PROFILES
 from .plots import paired_differences
 from .records import save_results, shown_path
@@ -277,7 +278,7 @@ def resolve_page(name: str, **given) -> Page:
     """Validate a notebook's parameters (passed by name) and resolve its settings."""
     experiment = registry.get(name)
     spec = experiment.all_parameters()
-    unknown = sorted(set(given) - set(spec))
+    unknown = sorted((set(given) | injected_names()) - set(spec))
     if unknown:
         raise ConfigError(f"unknown parameter(s) {unknown} for page '{name}': "
                           f"the valid parameters are {sorted(spec)} — check the spelling")
