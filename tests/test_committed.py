@@ -46,10 +46,11 @@ def _history(seeds, gain=0.02, name="synthetic", last=None):
 SOURCE = {"name": "synthetic", "checksum": "drawn by pusupport.data.synthetic"}
 
 
-def _made(hours=1.0, code=None, source=SOURCE):
-    return provenance("make results PAGES=synthetic PROFILE=paper", 3600.0 * hours, "cpu: autocast bf16",
+def _made(hours=1.0, code=None, source=SOURCE, commit=None):
+    made = provenance("make results PAGES=synthetic PROFILE=paper", 3600.0 * hours, "cpu: autocast bf16",
                       layout="seeds stacked", training_code=code or checkpoint.code_version(),
                       data_source=source)
+    return {**made, "commit": commit or made["commit"]}
 
 
 def _commit(tmp_path, seeds=range(10), name="synthetic", **kw):
@@ -111,10 +112,11 @@ def test_parts_from_commits_that_changed_only_a_figure_combine_and_are_judged_to
     first = cm.committed("synthetic", "paper", tmp_path)
     assert "3 of 10 seeds" in first.line() and "SEEDS=…" in first.line()
     assert "descriptive only" in first.verdict()
-    _commit(tmp_path, seeds=range(3, 10), code=_edited(monkeypatch, "book/plots.py"))
+    _commit(tmp_path, seeds=range(3, 10), code=_edited(monkeypatch, "book/plots.py"), commit="f1gure")
     union = cm.committed("synthetic", "paper", tmp_path)
     assert list(union.parts) == ["seeds-0_1_2", "seeds-3_4_5_6_7_8_9"]
     assert union.summary["seeds"] == list(range(10)) and "10 of 10 seeds" in union.line()
+    assert "commit f1gure" in union.line() and union.parts["seeds-0_1_2"]["commit"] != "f1gure"
     # the union is judged as one part of the same runs would be
     whole = tmp_path / "whole"
     cm.add_part(pd.read_csv(union.folder / "history.csv"), "synthetic", "paper", _made(), root=whole)
