@@ -118,3 +118,23 @@ def test_on_a_gpu_the_cifar_pages_at_paper_train_and_are_priced_one_seed_at_a_ti
     stacked (core/runtime.py); the cost model prices the layout the runtime picks."""
     runs = get("real_data").runs(dataset)
     assert runs and all(r.cfg.model.name not in STACKED["cuda"] and not r.stacked for r in runs)
+
+
+def test_measured_rates_are_the_gpu_benchmarks_and_price_the_pages_that_use_them():
+    """MEASURED holds bench/results-cuda.json's epochs (the machine it names); a run of a
+    measured model on its data set is priced at that rate, anything else at the assumed one."""
+    import json
+    from pusupport.book.cost import MEASURED, MEASURED_ON, THROUGHPUT, measured_case, run_seconds
+    bench = json.loads((ROOT / "bench" / "results-cuda.json").read_text())
+    assert bench["machine"]["gpu"] == MEASURED_ON
+    for (model, dataset), (one, member) in MEASURED.items():
+        got = bench["models"][model]
+        assert (one, member) == pytest.approx((got["loop_epoch_s"], got["stacked_epoch_s"]), rel=1e-3)
+        case = measured_case(model, dataset)
+        assert (case.data.n_p, case.data.n_u, case.cfg.batch_size) == (got["n_p"], got["n_u"], got["batch_size"])
+        seconds, measured = run_seconds(case)
+        assert measured and seconds == pytest.approx(one)          # the timed epoch, priced back
+    cifar10 = price(get("real_data").runs("cifar10"))
+    assert cifar10.measured == cifar10.flops and "measured" in cifar10.describe()
+    news = price(get("real_data").runs("20news"))
+    assert news.measured == 0 and news.seconds == pytest.approx(news.flops / THROUGHPUT)

@@ -23,8 +23,11 @@ the data the loop keeps on the device in float32 (each seed's P; U and the test 
 once when every seed shares them; sparse rows at 12 bytes a non-zero).
 Evaluation batches (inference, 4,096 rows) are assumed to need less.
 
-Time = FLOPs / :data:`THROUGHPUT`: one NVIDIA A100 80GB at 20 % of its 312 TFLOP/s
-dense bf16 peak. NVIDIA's published mixed-precision ResNet-50 v1.5 training on one
+Time, where a GPU measured the run's model on its data set's shape (:data:`MEASURED`:
+``make bench DEVICE=cuda`` on an NVIDIA H200, one seed at a time or stacked as the runtime
+lays the run out): FLOPs / that measured rate, the rate being this model's FLOPs of the
+timed epoch over its seconds. Elsewhere, FLOPs / :data:`THROUGHPUT`, an assumed rate: one
+NVIDIA A100 80GB at 20 % of its 312 TFLOP/s dense bf16 peak. NVIDIA's published mixed-precision ResNet-50 v1.5 training on one
 A100 80GB, 2,470 images/s at 3 × 8.2 GFLOP an image, is 61 TFLOP/s (19.5 %); our
 networks are smaller, so this is if anything optimistic. The time is a lower bound on
 wall time: data loading, kernel launches and Python overhead are ignored (the
@@ -33,7 +36,7 @@ synthetic pages' tiny MLP is bound by launches, not FLOPs).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import pandas as pd
@@ -48,6 +51,12 @@ from ..data.datasets import SIZES
 
 GPU, PEAK_BF16, MFU = "A100 80GB", 312e12, 0.20
 THROUGHPUT = PEAK_BF16 * MFU
+#: Epochs timed on a GPU (``bench/results-cuda.json``, a test keeps them equal): per model and
+#: data set (whose ``paper`` settings and sizes it ran at), the seconds of one epoch of aaPU
+#: (selecting and evaluating every epoch) one seed at a time, and a member's of 4 stacked.
+MEASURED_ON = "NVIDIA H200"
+MEASURED = {("kiryo_cnn", "cifar10"): (0.8233, 2.0317), ("coteaching_cnn", "cifar100"): (1.3559, 1.6146),
+            ("mlp", "synthetic"): (0.02688, 0.008547)}
 @dataclass(frozen=True)
 class Data:
     """The sizes a run sees: labelled P, U, test rows, U points S may take, one row's
@@ -169,6 +178,32 @@ def run_memory(run: Run) -> float:
     return float(k * (4 * 4 * parameters + 2 * elements * batch) + held * d.row_bytes)
 
 
+def measured_case(model: str, dataset: str) -> Run:
+    """The epoch ``make bench DEVICE=cuda`` times for ``model``: aaPU at ``dataset``'s
+    ``paper`` settings, selecting from its first epoch, one seed."""
+    from ..core.config import Settings
+    from .paper import PAPER
+    s = Settings().merge(PAPER[dataset])
+    return Run(replace(s.train, method="aapu", select_from=1, epochs=1), data_sizes(dataset, s.data))
+
+
+@lru_cache
+def _rates() -> dict:
+    """{(model, row shape, stacked): FLOP/s measured on :data:`MEASURED_ON`}."""
+    out = {}
+    for (model, dataset), seconds in MEASURED.items():
+        case = measured_case(model, dataset)
+        for stacked, s in zip((False, True), seconds):
+            out[model, case.data.shape, stacked] = run_flops(case) / s
+    return out
+
+
+def run_seconds(run: Run) -> tuple[float, bool]:
+    """(GPU seconds of ``run``, whether at a measured rate)."""
+    rate = _rates().get((run.cfg.model.name, tuple(run.data.shape), run.stacked))
+    return run_flops(run) / (rate or THROUGHPUT), rate is not None
+
+
 @dataclass(frozen=True)
 class Cost:
     """A page's cost at ``paper``: training runs (methods × seeds × grid entries), FLOPs,
@@ -179,15 +214,23 @@ class Cost:
     flops: float
     peak_bytes: float
     largest: str
+    seconds: float = 0.0
+    measured: float = 0.0
 
-    @property
-    def seconds(self) -> float:
-        return self.flops / THROUGHPUT
+    def where(self) -> str:
+        """Which rates price the time: measured on a GPU, assumed, or both (the FLOPs' shares)."""
+        assumed = f"{GPU} at an assumed {THROUGHPUT / 1e12:.0f} TFLOP/s ({MFU:.0%} of bf16 peak)"
+        if self.measured >= self.flops:
+            return f"{MEASURED_ON}, at rates measured there"
+        if self.measured <= 0:
+            return assumed
+        return (f"{MEASURED_ON} at rates measured there, but for {_flops(self.flops - self.measured)} "
+                f"on an {assumed}")
 
     def describe(self) -> str:
         return (f"cost at paper: {_flops(self.flops)}, peak memory {_bytes(self.peak_bytes)} "
-                f"(largest run: {self.largest}), ≈ {_duration(self.seconds)} on one {GPU} at "
-                f"{THROUGHPUT / 1e12:.0f} TFLOP/s ({MFU:.0%} of bf16 peak)")
+                f"(largest run: {self.largest}), ≈ {_duration(self.seconds)} on one GPU: "
+                f"{self.where()}")
 
 
 def price(runs: list[Run], page: str = "") -> Cost:
@@ -195,8 +238,10 @@ def price(runs: list[Run], page: str = "") -> Cost:
     largest = max(runs, key=run_memory)
     who = (f"{largest.cfg.method} × {largest.seeds} seeds stacked" if largest.stacked
            else f"{largest.cfg.method}, one seed")
-    return Cost(page, sum(r.seeds for r in runs if not r.view), sum(map(run_flops, runs)),
-                run_memory(largest), who)
+    timed = [(run_flops(r), *run_seconds(r)) for r in runs]
+    return Cost(page, sum(r.seeds for r in runs if not r.view), sum(f for f, _, _ in timed),
+                run_memory(largest), who, sum(t for _, t, _ in timed),
+                sum(f for f, _, measured in timed if measured))
 
 
 def markdown(table: pd.DataFrame) -> str:

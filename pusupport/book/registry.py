@@ -19,7 +19,7 @@ import pandas as pd
 from . import experiments
 from .claims import judge_claims, reproduction_table as _table
 from ..core.methods import get_method
-from .cost import GPU, _bytes, _duration, _flops, markdown, price
+from .cost import _bytes, _duration, _flops, markdown, price
 from .experiment import Experiment
 from .reference import read_spread
 
@@ -105,7 +105,7 @@ def cost_table() -> pd.DataFrame:
         c = price(experiment.runs(entry["parameters"].get("dataset")), entry["page"])
         rows.append({"page": entry["page"], "runs": c.runs, "FLOPs": _flops(c.flops),
                      "peak memory": _bytes(c.peak_bytes), "largest run": c.largest,
-                     f"GPU time ({GPU})": _duration(c.seconds)})
+                     "GPU time": _duration(c.seconds), "priced on": c.where()})
     return pd.DataFrame(rows)
 
 
