@@ -126,8 +126,19 @@ def test_sign_flip_p_value_is_exact():
     assert sign_flip_p_value([3.0, 1.0, 1.0]) == pytest.approx(2 / 8)
     assert sign_flip_p_value([1.0, 1.0, 0.0]) == pytest.approx(4 / 8)   # a zero's sign is free
     assert sign_flip_p_value(np.ones(16)) == pytest.approx(2 / 2 ** 16)
-    with pytest.raises(ValueError, match="n ≤ 16"):
-        sign_flip_p_value(np.ones(17))
+    assert sign_flip_p_value(np.ones(30)) == pytest.approx(2 / 2 ** 30)     # beyond 16 seeds
+    with pytest.raises(ValueError, match="n ≤ 40"):
+        sign_flip_p_value(np.ones(41))
+
+
+def test_the_exact_test_counts_what_enumerating_every_pattern_counts():
+    import itertools
+    rng = np.random.default_rng(0)
+    for n in range(1, 13):
+        for d in (rng.normal(0.3, 1, n), np.round(rng.normal(0, 1, n), 1), np.zeros(n)):
+            signs = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
+            enumerated = (np.abs(signs @ d / n) >= abs(d.mean()) - 1e-12).mean()
+            assert sign_flip_p_value(d) == pytest.approx(enumerated, abs=1e-15), (n, d)
     assert sign_flip_p_value(["1.0", "2.0", "3.0"]) == pytest.approx(2 / 8)
 
 

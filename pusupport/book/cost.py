@@ -26,12 +26,12 @@ Evaluation batches (inference, 4,096 rows) are assumed to need less.
 Time, where a GPU measured the run's model on its data set's shape (:data:`MEASURED`:
 ``make bench DEVICE=cuda`` on an NVIDIA H200, one seed at a time or stacked as the runtime
 lays the run out): FLOPs / that measured rate, the rate being this model's FLOPs of the
-timed epoch over its seconds. Elsewhere, FLOPs / :data:`THROUGHPUT`, an assumed rate: one
-NVIDIA A100 80GB at 20 % of its 312 TFLOP/s dense bf16 peak. NVIDIA's published mixed-precision ResNet-50 v1.5 training on one
-A100 80GB, 2,470 images/s at 3 × 8.2 GFLOP an image, is 61 TFLOP/s (19.5 %); our
-networks are smaller, so this is if anything optimistic. The time is a lower bound on
-wall time: data loading, kernel launches and Python overhead are ignored (the
-synthetic pages' tiny MLP is bound by launches, not FLOPs).
+timed epoch over its seconds (launches and overheads included, so the §4.1 MLP's rate holds
+for its own small sizes only). Elsewhere, FLOPs / :data:`THROUGHPUT`, an assumed rate: one
+NVIDIA A100 80GB at 20 % of its 312 TFLOP/s dense bf16 peak (NVIDIA's published
+mixed-precision ResNet-50 v1.5 training on one A100 80GB, 2,470 images/s at 3 × 8.2 GFLOP
+an image, is 61 TFLOP/s, 19.5 %). Data loading and start-up are left out: the time is a
+lower bound on wall time.
 """
 from __future__ import annotations
 

@@ -84,18 +84,39 @@ def _t_quantile(q: float, df: int) -> float:
 @lru_cache(maxsize=None)
 def _sign_patterns(n: int) -> np.ndarray:
     if n > 16:
-        raise ValueError(f"{n} seeds: the exact test enumerates 2^n patterns; use n ≤ 16")
+        raise ValueError(f"{n} seeds: the max-|t| test enumerates 2^n patterns; use n ≤ 16")
     patterns = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
     patterns.flags.writeable = False
     return patterns
 
 
+#: The most seeds the exact sign-flip test takes (2^(n/2) signed sums a side).
+EXACT_SEEDS = 40
+
+
+def _signed_sums(d: np.ndarray) -> np.ndarray:
+    """The 2^len(d) sums Σ ±dᵢ."""
+    sums = np.zeros(1)
+    for x in d:
+        sums = np.concatenate([sums + x, sums - x])
+    return sums
+
+
 def sign_flip_p_value(differences) -> float:
     """Two-sided exact p-value of mean 0: the share of the 2ⁿ sign patterns whose mean is at
-    least as far from 0 as the observed one (n ≤ 16)."""
+    least as far from 0 as the observed one, counted by meeting in the middle (each half's
+    2^(n/2) signed sums, one side sorted), so n ≤ :data:`EXACT_SEEDS`."""
     d = np.asarray(differences, dtype=float)
-    signs = _sign_patterns(len(d))
-    return float((np.abs(signs @ d / len(d)) >= abs(d.mean()) - 1e-12).mean())
+    n = len(d)
+    if n > EXACT_SEEDS:
+        raise ValueError(f"{n} seeds: the exact test counts 2^n sign patterns; use n ≤ {EXACT_SEEDS}")
+    target = abs(d.sum()) - n * 1e-12               # |mean| less the enumeration's tolerance
+    if target <= 0:
+        return 1.0
+    a, b = _signed_sums(d[: n // 2]), np.sort(_signed_sums(d[n // 2:]))
+    beyond = (len(b) - np.searchsorted(b, target - a, side="left")      # a + b ≥ target
+              + np.searchsorted(b, -target - a, side="right"))          # a + b ≤ −target
+    return float(beyond.sum() / 2.0 ** n)
 
 
 def _t_p_value(mean: float, se: float, n: int) -> float:
