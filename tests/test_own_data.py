@@ -152,7 +152,7 @@ def test_a_saved_model_scores_as_the_model_in_memory(tmp_path):
 def test_a_truncated_model_file_names_its_path_and_the_fix(tmp_path):
     _, path = saved(tmp_path)
     path.write_bytes(path.read_bytes()[:200])
-    with pytest.raises(ValueError, match=f"saved model {path} cannot be read.*Delete it"):
+    with pytest.raises(ValueError, match=f"saved model {path} cannot be read.*train it again"):
         load_model(path)
     with pytest.raises(FileNotFoundError, match="no saved model at"):
         load_model(tmp_path / "missing.pt")
