@@ -74,10 +74,13 @@ def _help(page, helper: int, helpers: int) -> None:
     """A helper process: train every ``helpers``-th of the plan's runs from its end into the
     run store (the main process trains from the start and reads these)."""
     jobs = jobs_of(page, as_trained(page.plan())[0])[::-1][helper::helpers]
-    store, make = RunStore(page.output_dir / "runs", page.name), {}
+    store, built = RunStore(page.output_dir / "runs", page.name), {}
     for job in jobs:
-        datas = [[make.setdefault((id(m), s), m(s)) for s in job.seeds] for m in job.makes]
-        train_runs(job, datas, store)
+        for m in job.makes:
+            for s in job.seeds:
+                if (id(m), s) not in built:          # one seed's data, built once
+                    built[id(m), s] = m(s)
+        train_runs(job, [[built[id(m), s] for s in job.seeds] for m in job.makes], store)
 
 
 def _helpers(name: str, args) -> list:
