@@ -46,7 +46,7 @@ import torch
 from pusupport.book.committed import add_part, page_at
 from pusupport.book.reference import REFERENCE, code_commit, provenance
 from pusupport.book.registry import book_pages
-from pusupport.book.runs import as_trained, data_for, data_source, jobs_of
+from pusupport.book.sources import data_source
 from pusupport.book.store import RunStore, train_runs
 from pusupport.core.checkpoint import code_version
 from pusupport.core.runtime import resolve
@@ -73,14 +73,9 @@ def _page(name: str, args, seeds=None):
 def _help(page, helper: int, helpers: int) -> None:
     """A helper process: train every ``helpers``-th of the plan's runs from its end into the
     run store (the main process trains from the start and reads these)."""
-    jobs = jobs_of(page, as_trained(page.plan())[0])[::-1][helper::helpers]
     store, built = RunStore(page.output_dir / "runs", page.name), {}
-    for job in jobs:
-        for m in job.makes:
-            for s in job.seeds:
-                if (id(m), s) not in built:          # one seed's data, built once
-                    built[id(m), s] = m(s)
-        train_runs(job, [[built[id(m), s] for s in job.seeds] for m in job.makes], store)
+    for job in page.resolved().jobs[::-1][helper::helpers]:
+        train_runs(job, job.datas(built), store)          # each seed's data built once
 
 
 def _helpers(name: str, args) -> list:
@@ -96,7 +91,8 @@ def _made(page, args, line: str, wall: float, started: str, training_code: str) 
     runtime = resolve(replace(page.settings.train, device=args.device))
     layout = runtime.layout() + (f", {args.share} processes sharing the device" if args.share > 1 else "")
     return provenance(line, wall, runtime.precision(), started, layout=layout,
-                      training_code=training_code, data_source=data_source(page))
+                      training_code=training_code,
+                      data_source=data_source(page.dataset, page.settings.data, page.data_dir))
 
 
 def _import(folder: Path, name: str, args) -> Path:
@@ -104,8 +100,8 @@ def _import(folder: Path, name: str, args) -> Path:
     made = json.loads((folder / "provenance.json").read_text())
     if "data_source" not in made:
         raise ValueError(f"{folder / 'provenance.json'} does not say which copy of the data trained "
-                         "these runs: add \"data_source\" (pusupport.book.runs.data_source of the page "
-                         "on that copy)")
+                         "these runs: add \"data_source\" (pusupport.book.sources.data_source "
+                         "of the page's data on that copy)")
     history = pd.concat([pd.read_csv(p) for p in sorted(folder.glob("*.csv"))], ignore_index=True)
     made["training_code"] = code_version(made["commit"])
     made.setdefault("imported_from", _relative(str(folder)))
@@ -143,7 +139,7 @@ def main(argv=None) -> int:
         print(page.describe(), flush=True)
         helpers = _helpers(name, args) if args.share > 1 else []
         try:
-            history = page.run(make_data=data_for(page))
+            history = page.run()
         except KeyboardInterrupt:
             print(f"\n{name}: stopped; nothing committed. Run the same command again: it resumes "
                   "from its checkpoints", file=sys.stderr)

@@ -26,7 +26,6 @@ import torch
 from pusupport.book.claims import lower_error
 from pusupport.book.pages import resolve_page
 from pusupport.book.reference import code_commit, provenance, spread_path
-from pusupport.book.runs import data_for
 from pusupport.core.atomic import atomic_write_text
 from pusupport.core.runtime import resolve
 from pusupport.data.files import DatasetNotFoundError
@@ -58,7 +57,7 @@ def measure(dataset: str, notebook: str, folder: str, args) -> dict | None:
         sys.exit(f"{dataset}: {reference} was made with other settings than the code's: rebuild "
                  "the book (`make book`) before measuring the spread")
     try:
-        make_data = data_for(page)
+        make_data = page.data()
     except DatasetNotFoundError as err:
         print(f"{dataset}: {str(err).splitlines()[0]}; skipped")
         return None

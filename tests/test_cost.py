@@ -6,7 +6,7 @@ import pytest
 
 from pusupport.core.config import ModelConfig, TrainConfig
 from pusupport.core.runtime import STACKED
-from pusupport.book.cost import Data, Run, forward_flops, markdown, price, run_flops, run_memory
+from pusupport.book.cost import Data, Run, forward_flops, markdown, plan_runs, price, run_flops, run_memory
 from dataclasses import replace
 
 from pusupport.book.experiment import Experiment, RunSpec
@@ -67,7 +67,7 @@ def test_page_total_is_linear_in_seeds_and_epochs():
     formulation = get("formulation")                  # uPU and nnPU: no selection
     base = price(formulation.runs())
     last = sum(forward_flops(r.cfg.model, r.data.shape) * r.data.n_u     # nnPU's U at its last epoch
-               for r in formulation.runs() if r.cfg.method == "nnpu")
+               for r in plan_runs(formulation.runs()) if r.cfg.method == "nnpu")
     longer = replace(formulation, changes={"paper": {"train": dict(epochs=600), "page": dict(n_seeds=3)}})
     assert price(longer.runs()).flops == 3 * (2 * base.flops - last) and price(longer.runs()).runs == 6
 
@@ -77,8 +77,9 @@ def test_the_cost_model_prices_the_plan_a_page_runs():
     plan = lambda s: [RunSpec("a", "nnpu"), RunSpec("b", "nnpu", {"train": {"epochs": 2}}, seeds=1)]
     new = Experiment("not_a_page", dataset="synthetic", plan=plan,
                      changes={"paper": {"train": dict(epochs=4), "page": dict(n_seeds=3)}})
-    a, b = new.runs()
-    assert (a.seeds, a.stacked, a.cfg.epochs) == (3, "mlp" in STACKED["cuda"], 4)
+    assert "mlp" in STACKED["cuda"]                   # measured faster stacked on a GPU
+    a, b = plan_runs(new.runs())
+    assert (a.seeds, a.stacked, a.cfg.epochs) == (3, True, 4)
     assert (b.seeds, b.cfg.epochs) == (1, 2)
     assert price(new.runs()).flops == 3 * run_flops(replace(a, seeds=1)) + run_flops(b)
 
@@ -116,8 +117,12 @@ def test_the_method_table_prices_every_method_on_every_data_set():
 def test_on_a_gpu_the_cifar_pages_at_paper_train_and_are_priced_one_seed_at_a_time(dataset):
     """H200, paper profile: Kiryo's CNN 2.0× and the Co-teaching CNN 1.1× slower a member
     stacked (core/runtime.py); the cost model prices the layout the runtime picks."""
-    runs = get("real_data").runs(dataset)
-    assert runs and all(r.cfg.model.name not in STACKED["cuda"] and not r.stacked for r in runs)
+    plan = get("real_data").runs(dataset)
+    assert plan.device == "cuda" and plan.jobs
+    assert all(r.cfg.model.name not in STACKED["cuda"] for r in plan.runs)
+    assert all(len(job.seeds) == 1 for job in plan.jobs)
+    assert {s for job in plan.jobs for s in job.seeds} == set(range(10))
+    assert all(not r.stacked and r.seeds == 1 for r in plan_runs(plan))
 
 
 def test_measured_rates_are_the_gpu_benchmarks_and_price_the_pages_that_use_them():
@@ -138,3 +143,26 @@ def test_measured_rates_are_the_gpu_benchmarks_and_price_the_pages_that_use_them
     assert cifar10.measured == cifar10.flops and "measured" in cifar10.describe()
     news = price(get("real_data").runs("20news"))
     assert news.measured == 0 and news.seconds == pytest.approx(news.flops / THROUGHPUT)
+
+
+def test_the_priced_layout_is_the_executed_one(tmp_path, monkeypatch):
+    """One plan: the page resolves it once, the cost model prices its jobs and the executor
+    trains the same jobs; the experiment's own plan (what the cost tables price) lays the
+    runs out as the page does on the same device."""
+    import pusupport.book.runs as executor
+    from pusupport.book.pages import resolve_page
+    from test_pages import params
+    page = resolve_page("synthetic", **params("synthetic", profile="smoke", seeds=[0, 1],
+                                            output_dir=str(tmp_path)))
+    plan = page.resolved()
+    trained, train = [], executor.train_runs
+    monkeypatch.setattr(executor, "train_runs", lambda job, datas, store: (
+        trained.append((job.labels, job.seeds)), train(job, datas, store))[1])
+    history = executor.execute(plan)
+    priced = [(r.cfg.method, r.seeds, r.stacked) for r in plan_runs(plan)]
+    assert trained == [(job.labels, job.seeds) for job in plan.jobs]
+    assert priced == [(m, 2, True) for m in ("nnpu", "aapu")]        # the §4.1 MLP stacks on a CPU
+    assert set(history.method) == {"nnpu", "aapu"}
+    ours = page.experiment.runs(profile="smoke", device="cpu")
+    assert [(j.labels, j.seeds) for j in ours.jobs] == [(j.labels, j.seeds) for j in plan.jobs]
+    assert price(ours).flops == price(plan).flops

@@ -163,9 +163,7 @@ def test_every_book_page_declares_and_passes_its_parameters():
 
 
 def test_a_plan_stacks_its_mlp_runs_across_settings_and_keeps_the_tidy_layout(tmp_path, monkeypatch):
-    from dataclasses import replace
-    from pusupport.book.experiment import RunSpec
-    from pusupport.book.runs import jobs_of, run_plan
+    from pusupport.book.plan import RunSpec
     from pusupport.core import runtime
     exp = resolve_page("synthetic", **params("synthetic", profile="smoke", seeds=[0, 1],
                                            output_dir=str(tmp_path)))
@@ -173,14 +171,13 @@ def test_a_plan_stacks_its_mlp_runs_across_settings_and_keeps_the_tidy_layout(tm
              RunSpec("aapu π=0.3", "aapu", prior=0.3),
              RunSpec("aapu n_labeled=30", "aapu", {"data": {"n_labeled": 30}})]
     seed_by_seed = [(("naive",), (0,)), (("naive",), (1,))]      # naive's S joins P: not stackable
-    jobs = [(job.labels, job.seeds) for job in jobs_of(exp, specs)]
+    jobs = [(job.labels, job.seeds) for job in exp.resolved(specs).jobs]
     assert jobs == [((s.label,), (0, 1)) for s in specs if s.method != "naive"] + seed_by_seed
-    stacking_settings = runtime.resolve               # the CUDA default, on this CPU
-    monkeypatch.setattr(runtime, "resolve", lambda cfg: replace(stacking_settings(cfg), stack_settings=True))
-    jobs = [(job.labels, job.seeds) for job in jobs_of(exp, specs)]
+    monkeypatch.setitem(runtime.SETTINGS_STACKED, "cpu", ("mlp",))     # as if measured faster
+    jobs = [(job.labels, job.seeds) for job in exp.resolved(specs).jobs]
     assert jobs == [(("nnpu", "aapu", "aapu π=0.3"), (0, 1)), (("aapu n_labeled=30",), (0, 1)),
                     *seed_by_seed]
-    h = run_plan(exp, specs)
+    h = exp.run(specs)
     assert list(dict.fromkeys(zip(h.method, h.seed))) == [(s.label, seed) for s in specs for seed in (0, 1)]
     assert (h.groupby(["method", "seed"]).epoch.max() == exp.settings.train.epochs).all()
     assert not h[h.method == "aapu π=0.3"].risk.equals(h[h.method == "aapu"].risk)
@@ -190,27 +187,26 @@ def test_a_view_is_read_from_its_method_s_run_not_trained(tmp_path, capsys):
     """nnPUSB trains as nnPU does: a plan with both trains nnPU once and reads nnPUSB from it
     at its own threshold (said on the console); alone, nnPUSB trains an nnPU run; the cost
     model prices the view at nothing."""
-    from pusupport.book.experiment import RunSpec
-    from pusupport.book.runs import as_trained, run_plan
+    from pusupport.book.plan import RunSpec, as_trained
     exp = resolve_page("synthetic", **params("synthetic", profile="smoke", seeds=[0, 1],
                                            output_dir=str(tmp_path)))
     both = [RunSpec("nnpusb", "nnpusb"), RunSpec("nnpu", "nnpu")]
     trained, source = as_trained(both)
     assert [s.method for s in trained] == ["nnpu"]
     assert source == {"nnpusb": (trained[0].label, "nnpusb"), "nnpu": (trained[0].label, None)}
-    h = run_plan(exp, both)
+    h = exp.run(both)
     assert "nnpusb, read from the nnpu (for nnpusb) run at its own threshold" in capsys.readouterr().out
     sb, nn = (h[h.method == m].reset_index(drop=True) for m in ("nnpusb", "nnpu"))
     assert sb.test_error.equals(nn["test_error:nnpusb"]) and sb.test_auc.equals(nn.test_auc)
     last = sb.epoch == sb.epoch.max()
     assert sb.test_error[~last].isna().all() and sb.test_error[last].notna().all()
     assert (sb.test_error[last] != nn.test_error[last]).any()           # another threshold
-    alone = run_plan(exp, [RunSpec("nnpusb", "nnpusb")])
+    alone = exp.run([RunSpec("nnpusb", "nnpusb")])
     assert "read from the run store" in capsys.readouterr().out          # the run above
     assert alone.test_error.equals(sb.test_error)
     from pusupport.book.experiment import Experiment
-    runs = Experiment("x", dataset="synthetic", plan=lambda s: both).runs(profile="smoke")
-    assert [r.view for r in runs] == [True, False]
+    plan = Experiment("x", dataset="synthetic", plan=lambda s: both).runs(profile="smoke")
+    assert [r.cfg.method for r in plan.runs] == ["nnpu"] and plan.shown == source
 
 
 def test_random_rows_do_not_follow_a_class_sorted_order():
@@ -225,17 +221,16 @@ def test_random_rows_do_not_follow_a_class_sorted_order():
 def test_paper_profile_runs_checkpoint_and_resume(tmp_path):
     """At the paper profile a page's runs checkpoint; re-running the page resumes them."""
     from pusupport.data import synthetic
-    from pusupport.book.experiment import RunSpec
-    from pusupport.book.runs import run_plan
+    from pusupport.book.plan import RunSpec
     exp = resolve_page("synthetic", **params("synthetic", epochs=3, select_from=2, seeds=[0, 1],
                                            output_dir=str(tmp_path)))
 
     def make_data(seed):
         return synthetic(seed, n_labeled=40, n_unlabeled=200, n_test=300)
     nnpu = [RunSpec("nnpu", "nnpu", {"train": {"progress": False}})]
-    first = run_plan(exp, nnpu, make_data)
+    first = exp.run(nnpu, make_data)
     assert (exp.results_dir / "checkpoints" / "nnpu" / "nnpu-seeds0_1.pt").exists()
-    again = run_plan(exp, nnpu, make_data)
+    again = exp.run(nnpu, make_data)
     assert again.equals(first)                     # resumed at its end: wall times included
 
 
@@ -363,13 +358,13 @@ def test_a_page_runs_the_plan_that_the_cost_model_prices(tmp_path):
                                                output_dir=str(tmp_path)))
     history = exp.run()
     assert list(dict.fromkeys(history.method)) == [spec.label for spec in exp.plan()]
-    assert len(exp.experiment.runs()) == len(exp.plan())
+    assert len(exp.experiment.runs().runs) == len(exp.plan())
     exp = resolve_page("adding_p", **params("adding_p", profile="smoke", seeds=[0],
                                             output_dir=str(tmp_path)))
     plain, more = exp.plan()
     assert more.changes == {"data": {"n_labeled": exp.settings.data.n_labeled + 200}}
     priced = exp.experiment.runs(profile="smoke")
-    assert [r.data.n_p for r in priced] == [100, 300]
+    assert [r.sizes.n_p for r in priced.runs] == [100, 300]
 
 
 def test_every_comparative_claim_has_its_fixed_seeds_at_cpu():

@@ -21,6 +21,9 @@ import pandas as pd
 from .verdicts import (CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED, Judged, Margin,
                        Paired, judge_within, paired_difference)
 
+#: The family of the book's aaPU-vs-nnPU claims (synthetic and each real data set), stated
+#: together in the paper's §4 and adjusted together.
+AAPU_VS_NNPU = "aaPU vs nnPU (§4)"
 #: Epochs averaged for the damped comparison (the mean test error of the last k epochs).
 LAST_K = 3
 #: The smallest difference a page measures, in test points: a verdict's deciding end of

@@ -2,7 +2,7 @@
 
 ``book/execute.py --workers N`` (or with ``RAY_ADDRESS`` set) runs each page as a Ray
 task, and gives it the papermill parameter ``runner`` (the cluster's address and the
-task's resources), so the page's :func:`~pusupport.book.runs.run_methods` sends its runs
+task's resources), so the page's :func:`~pusupport.book.runs.execute` sends its runs
 (one per stack of runs, or per run and seed) to the same cluster. Every
 task asks for one GPU when the cluster has GPUs (and the device is not ``cpu``), else
 for one CPU; a task's torch and OpenMP threads are the CPUs it was given.
@@ -123,15 +123,15 @@ class Claims:
         return first
 
 
-def _claimed_run(claims, key, task: dict, job, store, shape: list, *datas):
+def _claimed_run(claims, key, task: dict, job, store, *datas):
     """Ray task: the job, unless the page already took it (then None); ``datas``: the
-    job's data, run by run as ``shape`` (runs × seeds) lays them out."""
+    job's data, run-major (each run's seeds in turn)."""
     ray = import_ray()
     if not ray.get(claims.take.remote(key)):
         return None
     limit_threads(task)
     flat = iter(datas)
-    return train_runs(job, [[next(flat) for _ in range(n)] for n in shape], store)
+    return train_runs(job, [[next(flat) for _ in job.seeds] for _ in job.runs], store)
 
 
 def fan_out(jobs: list, runner: dict, store=None) -> list:
@@ -140,33 +140,34 @@ def fan_out(jobs: list, runner: dict, store=None) -> list:
     ``runner`` (``{"address", "task"}``), the page taking the ones no worker has started
     (last first).
 
-    Every seed's data is built here, once per data function, and put in the object store once.
+    Every seed's data is built here, once, and put in the object store once.
     """
     ray = import_ray()
     if not ray.is_initialized():
         ray.init(address=runner["address"], log_to_driver=False, logging_level="WARNING")
-    data, shared = {}, {}
-    for job in jobs:
-        for make in job.makes:
-            for seed in job.seeds:
-                if (id(make), seed) not in data:
-                    data[id(make), seed] = make(seed)
-                    shared[id(make), seed] = ray.put(data[id(make), seed])
+    built, shared = {}, {}
+    datas = [job.datas(built) for job in jobs]
+    for key, data in built.items():
+        shared[key] = ray.put(data)
     claims = ray.remote(num_cpus=0)(Claims).remote()
     task = runner["task"]
     remote = ray.remote(_claimed_run).options(**task, max_retries=0)
-    refs = [remote.remote(claims, i, task, replace(job, makes=()), store,   # data travel apart
-                          [len(job.seeds)] * len(job.makes),
-                          *[shared[id(m), s] for m in job.makes for s in job.seeds])
+    refs = [remote.remote(claims, i, task, _without_data(job), store,       # data travel apart
+                          *[shared[r.data, r.prior, s] for r in job.runs for s in job.seeds])
             for i, job in enumerate(jobs)]
     out = {}
     for i in reversed(range(len(jobs))):
         if ray.get(claims.take.remote(i)):
             ray.cancel(refs[i])
-            job = jobs[i]
-            out[i] = train_runs(job, [[data[id(m), s] for s in job.seeds] for m in job.makes], store)
+            out[i] = train_runs(jobs[i], datas[i], store)
     print(f"{len(jobs)} jobs as Ray tasks: {len(jobs) - len(out)} on workers, {len(out)} in "
           "this page", flush=True)
     done = [out[i] if i in out else ray.get(ref) for i, ref in enumerate(refs)]
     ray.kill(claims)
     return done
+
+
+def _without_data(job):
+    """``job`` without its data functions (closures over loaded data sets): its data travel
+    through the object store."""
+    return replace(job, runs=tuple(replace(r, make=None) for r in job.runs))

@@ -48,6 +48,7 @@ from ..core.methods import get_method, views_of
 from ..core.models import SparseLinear, build_model
 from ..core.training import n_batches
 from ..data.datasets import SIZES
+from .plan import Plan
 
 GPU, PEAK_BF16, MFU = "A100 80GB", 312e12, 0.20
 THROUGHPUT = PEAK_BF16 * MFU
@@ -233,8 +234,15 @@ class Cost:
                 f"{self.where()}")
 
 
-def price(runs: list[Run], page: str = "") -> Cost:
-    """The :class:`Cost` of ``runs`` (a page's plan at ``paper``)."""
+def plan_runs(plan: Plan) -> list[Run]:
+    """The :class:`Run` of each run of each job of ``plan``, as its layout trains it."""
+    return [Run(r.cfg, r.sizes, len(job.seeds), job.stacked, r.scored) for job in plan.jobs for r in job.runs]
+
+
+def price(plan: Plan | list[Run], page: str = "") -> Cost:
+    """The :class:`Cost` of ``plan`` (a page's plan at ``paper``, laid out as it trains;
+    or its :class:`Run` list)."""
+    runs = plan if isinstance(plan, list) else plan_runs(plan)
     largest = max(runs, key=run_memory)
     who = (f"{largest.cfg.method} × {largest.seeds} seeds stacked" if largest.stacked
            else f"{largest.cfg.method}, one seed")

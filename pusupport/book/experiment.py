@@ -14,12 +14,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..core.config import Settings, TrainConfig, merge, sectioned
-from ..core.methods import get_method
-from ..core.runtime import STACKED
+from ..core.config import Settings, sectioned
 from .claims import Claim
-from .cost import Data, Run, data_sizes
+from .cost import Data, data_sizes
 from .paper import PAPER, PROFILE_CHANGES
+from .plan import Plan, Planned, RunSpec, as_trained
+
+__all__ = ["COMMON", "OPT_INT", "TRAINING", "Experiment", "RunSpec", "runs_of"]
 
 OPT_INT = (int, type(None))
 #: The parameters of every page: which profile, where it runs, on what, and where results go.
@@ -28,40 +29,6 @@ COMMON = {"profile": str, "device": str, "seeds": (list, type(None)), "data_dir"
           "runner": (dict, type(None))}
 #: The training settings every page that trains takes as parameters (None: the profile's).
 TRAINING = {"epochs": OPT_INT, "lr": (float, type(None))}
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    """One training configuration of a plan, trained on each of the page's seeds.
-
-    ``changes``: a sectioned table over the page's settings ({"train": …, "data": …});
-    ``prior``: π given to the method (None: the data's); ``group``: runs trained on the
-    same data and checkpointed in one folder; ``seeds``: 1 for a run on the first seed
-    only; ``stacks``: False for runs a page's driver trains seed by seed; ``dataset``:
-    another data set than the page's; ``estimator``: a P-vs-U classifier behind a prior
-    estimate (trained from the default training settings on half of P and of U \\ P);
-    ``values``: what else the page's driver reads (e.g. a label-noise rate).
-    """
-
-    label: str
-    method: str
-    changes: dict = field(default_factory=dict)
-    prior: float | None = None
-    group: str | None = None
-    seeds: int | None = None
-    stacks: bool = True
-    dataset: str | None = None
-    estimator: bool = False
-    values: dict = field(default_factory=dict)
-
-    def train(self, base: TrainConfig) -> TrainConfig:
-        """``base`` (the page's, or the defaults for an estimator) for this run."""
-        if self.estimator:
-            base = Settings().merge({k: v for k, v in self.changes.items() if k != "data"}).train
-            return merge(base, {"method": self.method, "eval_every": 0}, "train")
-        return merge(Settings(train=base).merge({k: v for k, v in self.changes.items()
-                                                 if k in ("train", "model")}).train,
-                     {"method": self.method}, "train")
 
 
 @dataclass(frozen=True)
@@ -110,26 +77,30 @@ class Experiment:
         ours = ours.merge(self.changes.get(profile, {})).merge(sectioned(parameters or {}))
         return paper, ours
 
-    def runs(self, dataset: str | None = None, profile: str = "paper") -> list[Run]:
-        """The plan at ``profile`` on ``dataset`` as the cost model's :class:`Run` list."""
+    def runs(self, dataset: str | None = None, profile: str = "paper", device: str = "cuda") -> Plan:
+        """The plan at ``profile`` on ``dataset``, laid out for ``device`` (a type), as the
+        cost model prices it: its runs carry their data's sizes, not their data."""
         dataset = dataset or self.dataset
         _, s = self.resolve(dataset, profile)
-        return [_priced(spec, s, dataset, self) for spec in (self.plan(s) if self.plan else [])]
+        trained, shown = as_trained(self.plan(s) if self.plan else [])
+        return Plan.of([_planned(spec, s, dataset, self) for spec in trained], shown,
+                       range(s.page.n_seeds), device)
 
 
-def _priced(spec: RunSpec, s: Settings, dataset: str | None, experiment: Experiment) -> Run:
-    """A :class:`RunSpec` as the cost model's :class:`Run` at settings ``s``."""
+def _planned(spec: RunSpec, s: Settings, dataset: str | None, experiment: Experiment) -> Planned:
+    """A :class:`RunSpec` at settings ``s``, its data as sizes (an estimator: half of P and
+    of U \\ P, the other halves scored once)."""
     if spec.dataset is not None and spec.dataset != dataset:
         dataset, s = spec.dataset, experiment.resolve(spec.dataset, "paper")[0]
-    data = data_sizes(experiment.sizes or dataset, s.merge({"data": spec.changes.get("data", {})}).data)
+    changes = spec.changes.get("data", {})
+    data = data_sizes(experiment.sizes or dataset, s.merge({"data": changes}).data)
+    key, cfg = (dataset, tuple(sorted(changes.items()))), spec.train(s.train)
     if spec.estimator:
         p, u = data.n_p // 2, data.eligible // 2
-        half = Data(p, u, 0, 0, data.shape, data.nnz)
-        return Run(spec.train(s.train), half, scored=data.n_p - p + data.eligible - u)
-    k, method, cfg = spec.seeds or s.page.n_seeds, get_method(spec.method), spec.train(s.train)
-    stacked = (spec.stacks and k > 1 and data.nnz is None and method.stacks
-               and cfg.model.name in STACKED["cuda"])      # priced on a GPU, laid out as there
-    return Run(cfg, data, k, stacked, view=method.view_of is not None)
+        return Planned(spec.label, cfg, (0,), key, sizes=Data(p, u, 0, 0, data.shape, data.nnz),
+                       scored=data.n_p - p + data.eligible - u, stacks=False)
+    return Planned(spec.label, cfg, tuple(range(spec.seeds or s.page.n_seeds)), key, spec.prior,
+                   sizes=data, dense=data.nnz is None, stacks=spec.stacks)
 
 
 def runs_of(methods, **changes) -> list[RunSpec]:

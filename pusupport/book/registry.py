@@ -11,6 +11,7 @@ import importlib
 import pkgutil
 import re
 from collections import Counter
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
@@ -19,7 +20,7 @@ import pandas as pd
 from . import experiments
 from .claims import judge_claims, reproduction_table as _table
 from ..core.methods import get_method
-from .cost import _bytes, _duration, _flops, markdown, price
+from .cost import _bytes, _duration, _flops, markdown, plan_runs, price, run_seconds
 from .experiment import Experiment
 from .reference import read_spread
 
@@ -111,12 +112,17 @@ def cost_table() -> pd.DataFrame:
 
 def method_cost_table(name: str = "standing") -> pd.DataFrame:
     """GPU time at ``paper`` of each method of page ``name``'s plan on each of its data sets
-    (all seeds), "—" where the plan leaves the pair out; a view (nnPUSB) names the run it is
-    read from."""
+    (all seeds, as the plan lays them out), "—" where the plan leaves the pair out; a view
+    (nnPUSB) names the run it is read from."""
     experiment = get(name)
     specs = experiment.plan(experiment.resolve(experiment.dataset, "paper")[1])
+    plan = experiment.runs()
+    seconds = Counter()
+    for job in plan.jobs:
+        for run, priced in zip(job.runs, plan_runs(replace(plan, jobs=(job,)))):
+            seconds[run.cfg.method, run.data[0]] += run_seconds(priced)[0]
     times = {(s.method, s.dataset): f"0 ({get_method(get_method(s.method).view_of).label}'s run)"
-             if run.view else _duration(price([run]).seconds) for s, run in zip(specs, experiment.runs())}
+             if get_method(s.method).view_of else _duration(seconds[s.method, s.dataset]) for s in specs}
     datasets = list(dict.fromkeys(d for _, d in times))
     return pd.DataFrame([{"method": m, **{d: times.get((m, d), "—") for d in datasets}}
                          for m in dict.fromkeys(m for m, _ in times)])

@@ -51,10 +51,11 @@ def evaluated_epochs(cfg) -> list[int]:
 
 @dataclass(frozen=True)
 class RunStore:
-    """The runs under ``folder``; ``page``: the page asking (recorded as the trainer)."""
+    """The runs under ``folder``; ``trainer``: who asks (a page of the book, recorded as
+    the run's trainer)."""
 
     folder: Path
-    page: str
+    trainer: str
 
     def runs(self, runs: list[tuple], stacked: bool, train) -> list[tuple[list, str | None]]:
         """Each run's (histories, the page that trained it, None if trained now) of ``runs``
@@ -97,7 +98,7 @@ class RunStore:
                 return saved["result"], saved["page"]
             result = train(data, cfg)
             with replacing(path) as tmp:
-                torch.save({"page": self.page, "result": result}, tmp)
+                torch.save({"page": self.trainer, "result": result}, tmp)
         return result, None
 
     @contextmanager
@@ -114,7 +115,7 @@ class RunStore:
                 if not wait:
                     yield False
                     return
-                print(f"{self.page}: waiting for another page training the same {method} run "
+                print(f"{self.trainer}: waiting for another page training the same {method} run "
                       "(it is read when done)", flush=True)
                 fcntl.flock(lock, fcntl.LOCK_EX)
             yield True
@@ -144,12 +145,12 @@ class RunStore:
         if meta_path.exists() and set(evaluated) <= set(json.loads(meta_path.read_text())["evaluated"]):
             return
         atomic_write_text(folder / f"{key}.csv", pd.concat(histories, ignore_index=True).to_csv(index=False))
-        atomic_write_text(meta_path, json.dumps({"page": self.page, "method": cfg.method,
+        atomic_write_text(meta_path, json.dumps({"page": self.trainer, "method": cfg.method,
                                                  "seeds": list(seeds), "evaluated": evaluated}))
 
 
 def train_runs(job, datas: list, store: RunStore | None = None) -> list[tuple[list, str | None]]:
-    """A job's runs (:class:`~pusupport.book.runs.Job`): run i is ``job.configs[i]`` on
+    """A job's runs (:class:`~pusupport.book.plan.Job`): run i is ``job.configs[i]`` on
     ``datas[i]`` (one PUData per seed of ``job.seeds``), all trained together — one stacked
     network for several seeds (:func:`~pusupport.core.training.train_grid`). Returns each
     run's (histories, the page that trained it — None when trained now): a run ``store``

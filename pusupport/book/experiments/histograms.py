@@ -15,7 +15,7 @@ from ..paper import CPU_CIFAR_SHORT
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..pages import Page
+    from ..page import Page
 
 #: The runs of Fig. 3, one seed each: title → (method, loss, histogram range).
 SIGMOID_NNPU, SIGMOID_UPU, LOGISTIC_NNPU = "nnPU, sigmoid loss", "uPU, sigmoid loss", "nnPU, logistic loss"

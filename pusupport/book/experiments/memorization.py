@@ -16,7 +16,7 @@ from ..experiment import TRAINING, Experiment, RunSpec
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..pages import Page
+    from ..page import Page
 
 
 def random_rows(n: int, *tensors, seed: int = 0):

@@ -9,7 +9,7 @@ from ..experiment import OPT_INT, TRAINING, Experiment, RunSpec
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..pages import Page
+    from ..page import Page
 
 
 def own_data_settings(page: Page) -> dict:

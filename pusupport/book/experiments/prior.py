@@ -12,12 +12,12 @@ from ..claims import Claim, Outcome, floor_for, observed
 from ..verdicts import (CONTRADICTED, DESCRIPTIVE, MIN_SEEDS, Margin, judge, judge_jointly,
                         paired_difference)
 from ..experiment import TRAINING, Experiment, RunSpec, runs_of
-from ..runs import data_for
+from ..sources import data_for
 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..pages import Page
+    from ..page import Page
 
 #: The P-vs-U classifier behind the prior estimates (this book's choice; not in the paper):
 #: settings per data set at "paper" (also used by `cpu`) and at "smoke".
@@ -79,7 +79,7 @@ def estimate_priors(page: Page) -> pd.DataFrame:
         settings = paper.merge({"data": spec.changes.get("data", {})})
         estimator = replace(spec.train(paper.train), dry_run=page.settings.train.dry_run)
         try:
-            data = data_for(replace(page, dataset=name, settings=settings))(page.seeds[0])
+            data = data_for(name, settings.data, page.data_dir)(page.seeds[0])
         except DatasetNotFoundError:
             rows.append({"data set": name, "method": "—", "estimate": None, "low": None,
                          "high": None, "true prior": None, "seconds": None,

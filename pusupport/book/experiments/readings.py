@@ -20,7 +20,7 @@ from ..verdicts import (CONTRADICTED, REPRODUCED, RULED_OUT, Margin, judge, judg
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..pages import Page
+    from ..page import Page
 
 
 #: Δ of every reading: a tenth of its nnPU's final test error.

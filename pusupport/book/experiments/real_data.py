@@ -1,7 +1,6 @@
 """Table 2: nnPU and aaPU on the real data sets (one page each), and on Fashion-MNIST,
 which the paper does not use."""
-from ..claims import Claim, lower_error
-from .synthetic import AAPU_VS_NNPU
+from ..claims import AAPU_VS_NNPU, Claim, lower_error
 from ..experiment import OPT_INT, TRAINING, Experiment, runs_of
 
 EXPERIMENT = Experiment(

@@ -19,7 +19,7 @@ from ..verdicts import (CONTRADICTED, MIN_SEEDS, REPRODUCED, RULED_OUT, Margin, 
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ..pages import Page
+    from ..page import Page
 
 #: The methods run beside aaPU: the paper's baseline, today's methods, then the paper's two
 #: counterfactuals (not methods one can use: they stand apart in the verdicts).
@@ -141,18 +141,17 @@ def run_standing(page: Page, pages: dict) -> tuple[pd.DataFrame, dict]:
     set, what the verdicts need or why it did not run."""
     from dataclasses import replace
     from ...data.files import DatasetNotFoundError
-    from ..runs import data_for, run_plan
     histories, meta = [], {}
     for dataset, there in pages.items():
         here = replace(there, name=page.name)             # checkpoints and the store under this page
         specs = [spec for spec in page.plan() if spec.dataset == dataset]
         try:
-            make = data_for(here)
+            make = here.data()
         except DatasetNotFoundError:                       # its own page says how to provide it
             meta[dataset] = {"status": "not run", "reason": "data not available on this machine: "
                              f"the {there.name} page says how to provide it"}
             continue
-        histories.append(run_plan(here, specs, make).assign(dataset=dataset))
+        histories.append(here.run(specs, make).assign(dataset=dataset))
         y_test = make(here.seeds[0]).y_test
         meta[dataset] = {"status": "run", "seeds": here.seeds, "n_test": there.n_test,
                          "fingerprint": there.fingerprint(), "profile": page.profile,

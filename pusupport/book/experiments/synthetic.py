@@ -1,10 +1,6 @@
 """The synthetic experiment (§4.1): nnPU and aaPU at the paper's settings."""
-from ..claims import Claim, lower_error
+from ..claims import AAPU_VS_NNPU, Claim, lower_error
 from ..experiment import OPT_INT, TRAINING, Experiment, runs_of
-
-#: The family of the book's aaPU-vs-nnPU claims (synthetic and each real data set), stated
-#: together in the paper's §4 and adjusted together.
-AAPU_VS_NNPU = "aaPU vs nnPU (§4)"
 
 EXPERIMENT = Experiment(
     "synthetic", dataset="synthetic", selects=True,

@@ -1,0 +1,161 @@
+"""A page's runs resolved once into a :class:`Plan`: what trains, with which settings, on
+which data and seeds, and how the device lays the runs out.
+
+A book page resolves its :class:`RunSpec` list into a plan once; the executor
+(:func:`~pusupport.book.runs.execute`) trains it and the cost model
+(:func:`~pusupport.book.cost.price`) prices the same plan, its layout included. The
+layout rule is :func:`layout`, one place for both. Nothing here knows a page.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Callable
+
+from ..core.config import Settings, TrainConfig, merge
+from ..core.methods import get_method
+from ..core.runtime import SETTINGS_STACKED, STACKED
+from ..core.training import PER_MEMBER
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """One training configuration of a page, trained on each of the page's seeds.
+
+    ``changes``: a sectioned table over the page's settings ({"train": …, "data": …});
+    ``prior``: π given to the method (None: the data's); ``group``: runs trained on the
+    same data and checkpointed in one folder; ``seeds``: 1 for a run on the first seed
+    only; ``stacks``: False for runs never stacked with other seeds; ``dataset``:
+    another data set than the page's; ``estimator``: a P-vs-U classifier behind a prior
+    estimate (trained from the default training settings on half of P and of U \\ P);
+    ``values``: what else the page's driver reads (e.g. a label-noise rate).
+    """
+
+    label: str
+    method: str
+    changes: dict = field(default_factory=dict)
+    prior: float | None = None
+    group: str | None = None
+    seeds: int | None = None
+    stacks: bool = True
+    dataset: str | None = None
+    estimator: bool = False
+    values: dict = field(default_factory=dict)
+
+    def train(self, base: TrainConfig) -> TrainConfig:
+        """``base`` (the page's, or the defaults for an estimator) for this run."""
+        if self.estimator:
+            base = Settings().merge({k: v for k, v in self.changes.items() if k != "data"}).train
+            return merge(base, {"method": self.method, "eval_every": 0}, "train")
+        return merge(Settings(train=base).merge({k: v for k, v in self.changes.items()
+                                                 if k in ("train", "model")}).train,
+                     {"method": self.method}, "train")
+
+
+@dataclass(frozen=True)
+class Planned:
+    """One run of a plan: ``cfg`` (its TrainConfig on the plan's first seed) on ``seeds``;
+    ``data``: its data changes and ``prior`` its π (runs with the same pair share each
+    seed's PUData); ``make``: seed → PUData (None in a plan that is only priced); ``sizes``: the data's
+    sizes as the cost model counts them (:class:`~pusupport.book.cost.Data`), ``scored``:
+    rows scored once after training; ``dense``: inputs a stacked network can take."""
+
+    label: str
+    cfg: TrainConfig
+    seeds: tuple
+    data: tuple = ()
+    prior: float | None = None
+    make: Callable | None = None
+    sizes: Any = None
+    scored: int = 0
+    dense: bool = True
+    stacks: bool = True
+
+
+@dataclass(frozen=True)
+class Job:
+    """Runs trained together on ``seeds``: one stacked network when there are several
+    seeds, one model when one seed."""
+
+    runs: tuple
+    seeds: tuple
+
+    @property
+    def stacked(self) -> bool:
+        return len(self.seeds) > 1
+
+    @property
+    def labels(self) -> tuple:
+        return tuple(r.label for r in self.runs)
+
+    @property
+    def configs(self) -> tuple:
+        return tuple(r.cfg for r in self.runs)
+
+    def datas(self, built: dict) -> list[list]:
+        """Each run's PUData per seed (run-major), from ``built`` ({(data, prior, seed):
+        PUData}) or built now and kept there: each seed's data are built once."""
+        for run in self.runs:
+            for s in self.seeds:
+                if (run.data, run.prior, s) not in built:
+                    built[run.data, run.prior, s] = run.make(s)
+        return [[built[r.data, r.prior, s] for s in self.seeds] for r in self.runs]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The runs that train (``runs``), laid out as ``jobs`` for a ``device`` type; ``shown``:
+    each label the page shows → (the trained run's label, the view's method or None:
+    :func:`as_trained`); ``seeds``: the page's."""
+
+    runs: tuple
+    shown: dict
+    seeds: tuple
+    device: str
+    jobs: tuple
+
+    @classmethod
+    def of(cls, runs, shown: dict, seeds, device: str) -> Plan:
+        return cls(tuple(runs), dict(shown), tuple(seeds), device, tuple(layout(runs, seeds, device)))
+
+
+def stacks(run: Planned, device: str) -> bool:
+    """Whether ``run``'s seeds train as one stacked network on ``device`` (a type: "cpu",
+    "cuda"): where its model stacks there (:data:`~pusupport.core.runtime.STACKED`, from
+    measurements), its method can, its inputs are dense and it has several seeds."""
+    return (run.stacks and len(run.seeds) > 1 and run.dense and get_method(run.cfg.method).stacks
+            and run.cfg.model.name in STACKED.get(device, ()))
+
+
+def layout(runs, seeds, device: str) -> list[Job]:
+    """The jobs that train ``runs`` on ``device``: a run that :func:`stacks` is one job of
+    all its seeds, with the runs on the same data whose settings differ only in values
+    (:data:`~pusupport.core.training.PER_MEMBER`) where its model stacks settings too
+    (:data:`~pusupport.core.runtime.SETTINGS_STACKED`); every other run is one job per
+    seed, seed by seed (in the order of ``seeds``)."""
+    grouped, single = {}, []
+    for run in runs:
+        if not stacks(run, device):
+            single.append(run)
+            continue
+        shared = (tuple(repr(v) for k, v in asdict(run.cfg).items() if k not in PER_MEMBER)
+                  if run.cfg.model.name in SETTINGS_STACKED.get(device, ()) else run.label)
+        grouped.setdefault((run.data, run.seeds, shared), []).append(run)
+    order = dict.fromkeys([*seeds, *(s for run in single for s in run.seeds)])
+    return ([Job(tuple(group), group[0].seeds) for group in grouped.values()]
+            + [Job((run,), (seed,)) for seed in order for run in single if seed in run.seeds])
+
+
+def as_trained(specs: list[RunSpec]) -> tuple[list[RunSpec], dict]:
+    """The runs that train ``specs``: a view (:attr:`~pusupport.core.methods.Method.view_of`,
+    e.g. nnPUSB) becomes its method's run (nnPU's), shared with the plan's own run of that
+    method, settings and driver's values where there is one. Returns (those runs, {label: (trained run's
+    label, the view's method or None)})."""
+    runs, source = {}, {}
+    for spec in specs:
+        view = get_method(spec.method).view_of
+        base = spec if view is None else replace(spec, label=f"{view} (for {spec.label})", method=view)
+        key = (base.method, repr(base.changes), base.prior, base.dataset, base.seeds, base.stacks,
+               repr(base.values))
+        trained = runs.setdefault(key, base)
+        source[spec.label] = trained.label, spec.method if view else None
+    return list(runs.values()), source
