@@ -18,7 +18,7 @@ from pusupport.book.registry import book_claims, reproduction_table
 CLAIMS = [c for c, _ in book_claims()]
 from pusupport.book.records import reading, save_results, summarize, summary_table
 from pusupport.book.verdicts import (CONTRADICTED, DESCRIPTIVE, INCONCLUSIVE, NOT_RUN, REPRODUCED,
-                                     RULED_OUT, UNSTABLE, Margin)
+                                     RULED_OUT, SMALLER_GAIN, SMALLER_LOSS, UNSTABLE, Margin)
 from scipy import stats
 
 
@@ -179,10 +179,14 @@ def test_lower_error_measures_the_paired_difference_and_leaves_the_verdict_to_th
 
 def test_comparisons_are_judged_under_the_rule():
     check = lower_error("aapu", "nnpu")
-    better, worse = _judge(check, steady(-0.02), {"status": "run"}), _judge(check, steady(+0.02), {"status": "run"})
+    better, worse = _judge(check, steady(-0.05), {"status": "run"}), _judge(check, steady(+0.05), {"status": "run"})
     assert better.verdict == REPRODUCED and better.judged.high < 0 and better.seeds == 6
     assert better.judged.margin == pytest.approx(0.1 * steady(0).query("epoch == 4 and method == 'nnpu'").test_error.mean())
     assert worse.verdict == CONTRADICTED and worse.judged.low > 0
+    # Δ = 0.0275: a gain (a loss) of 0.02 is shown, and so is that it is smaller than Δ
+    small, slight = _judge(check, steady(-0.02), {"status": "run"}), _judge(check, steady(+0.02), {"status": "run"})
+    assert small.verdict == SMALLER_GAIN and -small.judged.margin < small.judged.low < small.judged.high < 0
+    assert slight.verdict == SMALLER_LOSS and 0 < slight.judged.low < slight.judged.high < slight.judged.margin
     five = _judge(check, steady(-0.02, seeds=5), {"status": "run"})
     assert five.verdict == DESCRIPTIVE and five.seeds == 5
     one = _judge(check, steady(-0.02, seeds=1), {"status": "run"})
@@ -201,13 +205,15 @@ def test_the_floor_is_the_spread_of_the_page_s_data_set_at_its_profile_or_two_te
     assert claims.floor_for({"dataset": "synthetic", "profile": "cpu"}, {}) == 0.0
     check = lower_error("aapu", "nnpu")
     wide = {"status": "run", "dataset": "synthetic", "profile": "cpu"}
-    assert _judge(check, steady(-0.02), wide, spread={("synthetic", "cpu"): 0.03}).verdict == UNSTABLE
-    assert _judge(check, steady(-0.02), wide, spread={("synthetic", "cpu"): 0.01}).verdict == REPRODUCED
+    assert _judge(check, steady(-0.05), wide, spread={("synthetic", "cpu"): 0.06}).verdict == UNSTABLE
+    assert _judge(check, steady(-0.05), wide, spread={("synthetic", "cpu"): 0.01}).verdict == REPRODUCED
+    # a gain smaller than Δ decides at both ends: 0.0275 − 0.0215 = 0.006 from −Δ
+    assert _judge(check, steady(-0.02), wide, spread={("synthetic", "cpu"): 0.01}).verdict == UNSTABLE
 
 
 def test_a_family_is_adjusted_by_its_size():
     check = lower_error("aapu", "nnpu")
-    gain = steady(-0.02)
+    gain = steady(-0.05)
     alone = _judge(check, gain, {"status": "run"})
     assert alone.judged.adjustment == "" and alone.verdict == REPRODUCED
     with_others = _judge(check, gain, {"status": "run"}, family="f")
@@ -219,7 +225,8 @@ def test_a_family_is_adjusted_by_its_size():
         claim = Claim("c", check, margin=Margin(0.01, 0), family="f")
         out = claims.judge_claims(root, [(claim, "here")], None, {"f": 5})
         assert out[0][1].judged.adjustment == "Bonferroni over 5"
-        assert out[0][1].judged.p_exact == pytest.approx(5 * 2 / 64) and out[0][1].verdict == INCONCLUSIVE
+        assert out[0][1].judged.p_exact == pytest.approx(5 * 2 / 64) and out[0][1].verdict == DESCRIPTIVE
+        assert "a family of 5 needs 8" in out[0][1].judged.text()
         two = claims.judge_claims(root, [(Claim("c", check, family="f"), "here"),
                                          (Claim("d", check, family="f"), "here")])
         assert [o.judged.adjustment for _, o in two] == ["Bonferroni over 2"] * 2
@@ -377,8 +384,8 @@ def test_reproduction_table_rows(tmp_path):
         "profile": "smoke", "seeds": 6, "paired difference": "-0.0200", "Δ": "0.0275"}
     assert synthetic["p (adjusted)"].endswith("(Bonferroni over 5)")
     assert synthetic["interval covers"] == "training randomness, on this test split"     # no dataset given
-    # 5 × 2/64 ≥ 0.05 (the family's price): no gain shown, and the gain of 0.02 is below Δ
-    assert synthetic["verdict"] == "the paper's gain ruled out: no gain of Δ = 0.0275 or more"
+    # 5 × 2/64 ≥ 0.05 (the family's price): 6 seeds cannot decide in a family of 5
+    assert synthetic["verdict"] == "descriptive only: 6 seeds; a family of 5 needs 8"
     assert synthetic["ruled out"].startswith("gains above 0.02")
     assert rows.loc[CLAIMS[0].claim].to_dict() == {
         "profile": "cpu", "seeds": 1, "paired difference": "—", "95 % interval": "—", "p (adjusted)": "—",
@@ -428,8 +435,7 @@ def test_verdict_for_a_page(tmp_path):
                            "aapu − nnpu, final test error: +0.0200 [+0.0185, +0.0215], t-test p = 0.000, "
                            "sign-flip p = 0.031")
     assert "\n**Judged:** +0.0200 [+0.0" in text and "(training randomness, on this test split)" in text and "p t 0.000, exact 0.156 (Bonferroni over 5), Δ = 0.0275, floor 0.0000" in text
-    assert text.endswith(f"**Verdict:** {INCONCLUSIVE}: about 6 seeds would decide at Δ = 0.0275") or \
-        "**Verdict:** the paper's gain ruled out" in text or "**Verdict:** " in text
+    assert text.endswith("**Verdict:** descriptive only: 6 seeds; a family of 5 needs 8")
     assert verdict_for(tmp_path, "no_such_page") == ""
     assert verdict_for(tmp_path, "prior") == (
         f"**Claim:** {CLAIMS[-1].claim}  \n**Measured (— profile, — seeds):** — (page not executed)  \n"

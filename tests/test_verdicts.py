@@ -3,12 +3,13 @@ import math
 
 import numpy as np
 import pytest
-from scipy import stats
+from scipy import integrate, stats
 
 from pusupport.book.verdicts import (BORDERLINE, CONTRADICTED, DESCRIPTIVE, INCONCLUSIVE,
-                                     MIN_SEEDS, REPRODUCED, RULED_OUT, UNSTABLE, Margin, Paired,
-                                     holm, judge, judge_jointly, judge_within, max_t_sign_flip,
-                                     paired_difference, seeds_needed, sign_flip_p_value)
+                                     MIN_SEEDS, REPRODUCED, RULED_OUT, SMALLER_GAIN, SMALLER_LOSS,
+                                     UNSTABLE, Margin, Paired, holm, judge, judge_jointly, judge_within,
+                                     max_t_sign_flip, paired_difference, sign_flip_p_value)
+from pusupport.book.seeds import decides, min_seeds, seeds_needed
 
 BASE = np.array([0.120, 0.100, 0.140, 0.110, 0.130, 0.125])
 NOISE = np.array([0.002, -0.001, 0.0, 0.001, -0.002, 0.0005])
@@ -55,8 +56,10 @@ def test_one_or_two_test_points_are_not_contradicted():
     eight = np.array([1, 1, 1, 1, 2, 1, 2, 1]) / 10_000            # enough seeds to be "significant"
     p = paired_difference(eight, np.zeros(8))
     assert p.p_t < 0.01 and p.p_exact < 0.01 and p.low > 0
-    assert judge(p, margin=0.01).verdict == CONTRADICTED            # with no floor it would be
+    assert judge(p, margin=0.01).verdict == SMALLER_LOSS            # with no floor: a loss, below Δ
+    assert judge(p, margin=1e-4).verdict == CONTRADICTED            # Δ inside the interval
     assert judge(p, margin=0.01, floor=2 / 10_000).verdict == UNSTABLE
+    assert judge(p, margin=1e-4, floor=2 / 10_000).verdict == UNSTABLE
 
 
 def test_the_synthetic_numbers_with_a_margin_of_0_01_rule_the_gain_out():
@@ -75,10 +78,10 @@ def test_a_wide_interval_is_inconclusive_with_the_seeds_a_decision_needs():
     j = judge(p, margin=0.01)
     assert j.verdict == INCONCLUSIVE and j.low < -0.01 and j.high > 0
     need = seeds_needed(p.sd, 0.01, 6)
-    assert 2 * stats.t.ppf(0.975, need - 1) * p.sd / math.sqrt(need) < 0.01
-    assert 2 * stats.t.ppf(0.975, need - 2) * p.sd / math.sqrt(need - 1) >= 0.01
-    assert j.needed == need and j.text().startswith(f"inconclusive at this scale: about {need} seeds")
-    assert seeds_needed(0.0, 0.01, 7) == 7 and seeds_needed(1.0, 1e-6, 6) is None
+    assert need > 6 and decides(need, p.sd, 0.01) >= 0.8 > decides(need - 1, p.sd, 0.01)
+    assert j.needed == need and j.text() == (f"inconclusive at this scale: about {need} seeds would "
+                                             "decide at Δ = 0.0100 (80% power at a true gain of Δ/2)")
+    assert seeds_needed(0.0, 0.01, 7) == 8 and seeds_needed(1.0, 1e-6, 6) is None
     assert "more than 1,000 seeds" in judge(p, margin=1e-6).text()
 
 
@@ -127,8 +130,7 @@ def test_sign_flip_p_value_is_exact():
     assert sign_flip_p_value([1.0, 1.0, 0.0]) == pytest.approx(4 / 8)   # a zero's sign is free
     assert sign_flip_p_value(np.ones(16)) == pytest.approx(2 / 2 ** 16)
     assert sign_flip_p_value(np.ones(30)) == pytest.approx(2 / 2 ** 30)     # beyond 16 seeds
-    with pytest.raises(ValueError, match="n ≤ 40"):
-        sign_flip_p_value(np.ones(41))
+    assert sign_flip_p_value(np.ones(41)) == pytest.approx(1e-4)          # drawn: p ≥ 1/DRAWS
 
 
 def test_the_exact_test_counts_what_enumerating_every_pattern_counts():
@@ -177,9 +179,12 @@ def test_bonferroni_within_a_family():
     assert j.p_t == pytest.approx(min(1, 5 * p.p_t)) and j.p_exact == pytest.approx(5 * 2 / 64)
     c = stats.t.ppf(1 - 0.05 / 10, 5) * p.sd / math.sqrt(6)
     assert (j.low, j.high) == pytest.approx((p.mean - c, p.mean + c))
-    assert j.adjustment == "Bonferroni over 5" and j.verdict == INCONCLUSIVE   # 5 × 0.031 ≥ 0.05
+    assert j.adjustment == "Bonferroni over 5" and j.verdict == DESCRIPTIVE    # 5 × 0.031 ≥ 0.05
+    assert j.text() == "descriptive only: 6 seeds; a family of 5 needs 8"
     alone = judge_within(p, 0.01, 0.0, family=1)
     assert alone.verdict == REPRODUCED and alone.adjustment == ""
+    eight = paired_difference(np.r_[BASE, BASE[:2]] - 0.02 + np.r_[NOISE, NOISE[:2]], np.r_[BASE, BASE[:2]])
+    assert judge_within(eight, 0.01, 0.0, family=5).verdict != DESCRIPTIVE   # 5 × 2/256 < 0.05
 
 
 def test_max_t_sign_flip_by_enumeration():
@@ -232,7 +237,8 @@ def test_judged_text_and_what_is_ruled_out_verbatim():
     none = judge(P(0.0, 0.5, p_t=0.5, p_exact=0.5), 0.25)
     assert none.ruled_out() == "any gain ruled out at 95 %"
     wide = judge(P(-9.0, 1.0, p_t=0.5, p_exact=0.5, sd=1.0), 1e-6)
-    assert wide.text() == "inconclusive at this scale: more than 1,000 seeds would decide at Δ = 0.0000"
+    assert wide.text() == ("inconclusive at this scale: more than 1,000 seeds would decide at Δ = 0.0000 "
+                           "(80% power at a true gain of Δ/2)")
 
 
 def test_the_t_statistics_of_columns_without_spread():
@@ -277,13 +283,32 @@ def test_families_keep_each_member_s_margin_and_floor():
 
 
 def test_seeds_needed_at_its_edges():
-    assert seeds_needed(0.0, 0.01, 1) == 1 and seeds_needed(0.001, 1.0, 2) == 2
-    assert seeds_needed(0.001, 1.0, 6) == 6
-    assert seeds_needed(1.0, 2.0, 2) == 7           # t(5) = 2.571 > √6, t(6) = 2.447 < √7
-    brute = next(k for k in range(2, 1001) if 2 * stats.t.ppf(0.975, k - 1) * 0.05 / math.sqrt(k) < 0.02)
-    assert seeds_needed(0.05, 0.02, 2) == brute and brute > 30
-    at_five = next(m for m in np.linspace(0.1, 10, 2000) if seeds_needed(1.0, m, 2, most=1000) == 5)
-    assert seeds_needed(1.0, at_five, 2, most=5) == 5 and seeds_needed(1.0, at_five, 2, most=4) is None
+    """Never ≤ n, never below the family's exact-test minimum; more seeds for a noisier
+    difference; None past ``most``."""
+    assert seeds_needed(0.0, 0.01, 1) == MIN_SEEDS == min_seeds(1) == 6 and min_seeds(5) == 8
+    assert seeds_needed(0.001, 1.0, 2) == 6 and seeds_needed(0.001, 1.0, 6) == 7
+    assert seeds_needed(0.001, 1.0, 2, family=5) == 8
+    assert seeds_needed(0.05, 0.02, 2) < seeds_needed(0.08, 0.02, 2)
+    need = seeds_needed(0.05, 0.02, 2)
+    assert seeds_needed(0.05, 0.02, 2, most=need) == need and seeds_needed(0.05, 0.02, 2, most=need - 1) is None
+
+
+def test_the_power_of_a_decision_by_hand():
+    """At a true gain of Δ/2 the rule decides when the mean falls beyond the strong level's
+    bound (a gain shown) or inside (−Δ + c95·s, c95·s) (ruled out), s the standard error
+    the sample SD gives: the mean's normal probability, averaged over the SD's χ² law."""
+    k, sd, margin = 20, 0.01, 0.01
+    se, mu = sd / math.sqrt(k), -margin / 2
+    c95, c99 = stats.t.ppf(0.975, k - 1), stats.t.ppf(0.995, k - 1)
+
+    def given(s):
+        low = max(-c95 * s, c95 * s - margin)
+        return (stats.norm.cdf((-c99 * s - mu) / se) + stats.norm.sf((c99 * s - mu) / se)
+                + max(0.0, stats.norm.cdf((c95 * s - mu) / se) - stats.norm.cdf((low - mu) / se)))
+    chi = stats.chi2(k - 1)
+    hand, _ = integrate.quad(lambda x: given(se * math.sqrt(x / (k - 1))) * chi.pdf(x), 0, np.inf)
+    assert decides(k, sd, margin) == pytest.approx(hand, abs=2e-3)
+    assert decides(1000, sd, margin) == pytest.approx(1.0)
 
 
 def test_one_seed_and_text_values_in_full():
@@ -296,3 +321,15 @@ def test_one_seed_and_text_values_in_full():
     same = paired_difference([0.105, 0.125], [0.100, 0.120])
     assert same.describe() == same.interval() == "+0.0050 at each of 2 seeds (no spread: no interval)"
     assert Paired(3, -0.012345, -0.03, 0.005, 0.1, 0.25, 0.02).interval() == "-0.0123 [-0.0300, +0.0050]"
+
+
+def test_twenty_seeds_get_a_verdict_and_more_than_forty_a_sign_flip_p_value():
+    """Above 16 seeds the max-|t| test draws its sign patterns (fixed seed, p ≥ 1/10,000),
+    above 40 so does the sign-flip test: no crash, the same answer twice."""
+    rng = np.random.default_rng(4)
+    d = -0.02 + 0.005 * rng.standard_normal((20, 3))
+    judged = judge_jointly([paired_difference(d[:, j], np.zeros(20)) for j in range(3)], [0.01] * 3, [0.0] * 3)
+    assert [j.verdict for j in judged] == [REPRODUCED] * 3 and judged[0].p_exact == pytest.approx(1e-4)
+    many = -0.02 + 0.005 * rng.standard_normal(50)
+    assert sign_flip_p_value(many) == sign_flip_p_value(many) == pytest.approx(1e-4)
+    assert sign_flip_p_value(rng.standard_normal(50)) > 0.01

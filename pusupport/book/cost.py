@@ -76,6 +76,13 @@ class Data:
         return 12 * self.nnz if self.nnz else 4 * math.prod(self.shape)
 
 
+def priceable(dataset: str | None, d) -> bool:
+    """Whether :func:`data_sizes` knows ``dataset`` at data settings ``d`` (20 News: at the
+    vocabulary sizes whose non-zeros were counted)."""
+    sizes = SIZES.get(dataset)
+    return sizes is not None and (not sizes.words or d.max_features in sizes.words)
+
+
 def data_sizes(dataset: str, d) -> Data:
     """The :class:`Data` of ``dataset`` (its :data:`~pusupport.data.datasets.SIZES`) with
     data settings ``d`` (a DataConfig)."""

@@ -20,7 +20,7 @@ from ..core.methods import get_method
 from ..core.runtime import resolve
 from ..data.datasets import SIZES
 from .claims import judge_claims, verdict_text
-from .cost import data_sizes, price
+from .cost import data_sizes, priceable, price
 from .experiment import Experiment
 from .paper import NOT_IN_PAPER, PAPER
 from .plan import Plan, Planned, RunSpec, as_trained
@@ -112,12 +112,11 @@ class Page:
             if self.checkpoints:             # hours-long runs: resume where a crash left them
                 folder = self.results_dir / "checkpoints" / (spec.group or "") / spec.label
                 cfg = replace(cfg, checkpoint_dir=str(folder))
-            table = self.experiment.sizes or self.dataset
-            sizes = (data_sizes(table, self.settings.merge({"data": changes}).data)
-                     if table in SIZES else None)
+            table, settings = self.experiment.sizes or self.dataset, self.settings.merge({"data": changes}).data
+            sizes = data_sizes(table, settings) if priceable(table, settings) else None
             runs.append(Planned(spec.label, cfg, tuple(self.seeds[:spec.seeds or len(self.seeds)]),
                                 data, spec.prior, with_prior(bases[data], spec.prior), sizes,
-                                dense=sizes is not None and sizes.nnz is None, stacks=spec.stacks))
+                                dense=table in SIZES and not SIZES[table].words, stacks=spec.stacks))
         return Plan.of(runs, shown, self.seeds, torch.device(self.device).type)
 
     def run(self, specs: list[RunSpec] | None = None, make_data=None) -> pd.DataFrame:

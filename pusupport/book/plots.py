@@ -266,12 +266,13 @@ def paired_intervals(table: pd.DataFrame, ax=None):
 
 
 def verdict_colors() -> dict:
-    """A colour per verdict: green reproduced, red contradicted, orange the paper's gain
-    ruled out; grey for every verdict withheld."""
-    from .verdicts import CONTRADICTED, REPRODUCED, RULED_OUT, VERDICTS
+    """A colour per verdict: green reproduced, red contradicted (pale: by less than Δ),
+    orange the paper's gain ruled out; grey for every verdict withheld."""
+    from .verdicts import CONTRADICTED, REPRODUCED, RULED_OUT, SMALLER_GAIN, SMALLER_LOSS, VERDICTS
     deep = sns.color_palette("deep")
     return {**dict.fromkeys(VERDICTS, "0.45"), REPRODUCED: deep[2], CONTRADICTED: deep[3],
-            RULED_OUT: deep[1]}
+            RULED_OUT: deep[1], SMALLER_GAIN: sns.color_palette("pastel")[2],
+            SMALLER_LOSS: sns.color_palette("pastel")[3]}
 
 
 def paired_differences(judged: list, columns: int = 2, axes=None):

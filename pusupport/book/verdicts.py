@@ -6,14 +6,16 @@ is the paper's side). :func:`paired_difference` gives its mean, a 95 % t interva
 the t test's p and the exact sign-flip p (all 2ⁿ sign patterns). :func:`judge` applies
 the rule:
 
-1. fewer than :data:`MIN_SEEDS` seeds: the exact test cannot reach p < 0.05 —
-   *descriptive only*;
+1. fewer seeds than :func:`min_seeds` of the claim's family: the exact test cannot reach
+   p < 0.05 once adjusted (6 seeds alone, 8 in a family of 5) — *descriptive only*;
 2. a difference is shown when both the t test and the exact test give p < 0.05 (adjusted
-   for the claim's family); then p_t ≥ 0.01 is *borderline*, else *reproduced* (U < 0) or
-   *contradicted* (L > 0);
-3. no difference shown: *the paper's gain ruled out* when L > −Δ (Δ, the smallest gain
-   that would matter, is the claim's :class:`Margin`), else *inconclusive at this scale*,
-   with the seeds a decision would need;
+   for the claim's family); then p_t ≥ 0.01 is *borderline*; else, Δ being the smallest
+   gain that would matter (the claim's :class:`Margin`), *reproduced* (U < 0, L ≤ −Δ: a
+   gain of Δ not excluded), *a gain smaller than Δ* (−Δ < L ≤ U < 0), *contradicted*
+   (L > 0, U ≥ Δ) or *a loss smaller than Δ* (0 < L ≤ U < Δ);
+3. no difference shown: *the paper's gain ruled out* when L > −Δ, else *inconclusive at
+   this scale*, with the seeds that would decide with 80 % power at a true gain of Δ/2
+   (:func:`~pusupport.book.seeds.seeds_needed`);
 4. a verdict whose deciding end of the interval lies within ``floor`` of its boundary
    (0, or −Δ) — ``floor`` is the run-to-run spread from floating-point changes alone,
    at least a few test points — is withheld as *unstable at this scale*.
@@ -29,20 +31,21 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass, replace
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import numpy as np
 
+from .seeds import ALPHA, POWER, STRONG, min_seeds, seeds_needed
+
 REPRODUCED, CONTRADICTED, RULED_OUT, INCONCLUSIVE = (
     "reproduced", "contradicted", "the paper's gain ruled out", "inconclusive at this scale")
+SMALLER_GAIN, SMALLER_LOSS = "a gain smaller than Δ", "a loss smaller than Δ"
 BORDERLINE, DESCRIPTIVE, UNSTABLE, NOT_RUN = (
     "borderline", "descriptive only", "unstable at this scale", "not run here")
-VERDICTS = (REPRODUCED, CONTRADICTED, RULED_OUT, INCONCLUSIVE, BORDERLINE, DESCRIPTIVE,
-            UNSTABLE, NOT_RUN)
-#: Significance level, and the level below which a shown difference is a verdict.
-ALPHA, STRONG = 0.05, 0.01
-#: The fewest seeds whose exact sign-flip test can reach p < ALPHA (2/2⁶ = 0.031).
-MIN_SEEDS = 6
+VERDICTS = (REPRODUCED, SMALLER_GAIN, CONTRADICTED, SMALLER_LOSS, RULED_OUT, INCONCLUSIVE,
+            BORDERLINE, DESCRIPTIVE, UNSTABLE, NOT_RUN)
+#: The fewest seeds a claim judged alone needs (2/2⁶ = 0.031).
+MIN_SEEDS = min_seeds(1)
 
 
 @dataclass(frozen=True)
@@ -81,11 +84,20 @@ def _t_quantile(q: float, df: int) -> float:
     return float(t.ppf(q, df))
 
 
+#: Above this many seeds the max-|t| test draws :data:`DRAWS` sign patterns (fixed seed)
+#: instead of enumerating all 2ⁿ; its p-values then resolve 1/DRAWS = 0.0001.
+ENUMERATED, DRAWS = 16, 10_000
+
+
 @lru_cache(maxsize=None)
 def _sign_patterns(n: int) -> np.ndarray:
-    if n > 16:
-        raise ValueError(f"{n} seeds: the max-|t| test enumerates 2^n patterns; use n ≤ 16")
-    patterns = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
+    """Every sign pattern of n seeds, or above :data:`ENUMERATED` the identity and
+    DRAWS − 1 patterns drawn at random (the observed one counts, so p ≥ 1/DRAWS)."""
+    if n <= ENUMERATED:
+        patterns = np.array(list(itertools.product((1.0, -1.0), repeat=n)))
+    else:
+        drawn = np.random.default_rng(0).choice((1.0, -1.0), size=(DRAWS - 1, n))
+        patterns = np.vstack([np.ones((1, n)), drawn])
     patterns.flags.writeable = False
     return patterns
 
@@ -105,14 +117,15 @@ def _signed_sums(d: np.ndarray) -> np.ndarray:
 def sign_flip_p_value(differences) -> float:
     """Two-sided exact p-value of mean 0: the share of the 2ⁿ sign patterns whose mean is at
     least as far from 0 as the observed one, counted by meeting in the middle (each half's
-    2^(n/2) signed sums, one side sorted), so n ≤ :data:`EXACT_SEEDS`."""
+    2^(n/2) signed sums, one side sorted) up to :data:`EXACT_SEEDS` seeds; beyond, the share
+    among :data:`DRAWS` patterns (the observed one and DRAWS − 1 drawn with a fixed seed)."""
     d = np.asarray(differences, dtype=float)
     n = len(d)
-    if n > EXACT_SEEDS:
-        raise ValueError(f"{n} seeds: the exact test counts 2^n sign patterns; use n ≤ {EXACT_SEEDS}")
     target = abs(d.sum()) - n * 1e-12               # |mean| less the enumeration's tolerance
     if target <= 0:
         return 1.0
+    if n > EXACT_SEEDS:
+        return float((np.abs(_sign_patterns(n) @ d) >= target).mean())
     a, b = _signed_sums(d[: n // 2]), np.sort(_signed_sums(d[n // 2:]))
     beyond = (len(b) - np.searchsorted(b, target - a, side="left")      # a + b ≥ target
               + np.searchsorted(b, -target - a, side="right"))          # a + b ≤ −target
@@ -159,18 +172,6 @@ class Margin:
         return max(self.relative * abs(baseline_error), floor)
 
 
-def seeds_needed(sd: float, margin: float, n: int, most: int = 1000) -> int | None:
-    """The fewest seeds (≥ n) whose 95 % interval is narrower than ``margin`` at this
-    per-seed SD — so it cannot hold both 0 and −Δ, and a decision follows; None beyond
-    ``most``."""
-    from scipy.stats import t
-    if not sd > 0:
-        return n
-    k = np.arange(max(n, 2), most + 1)
-    enough = np.flatnonzero(2 * t.ppf(0.975, k - 1) * sd / np.sqrt(k) < margin)
-    return int(k[enough[0]]) if len(enough) else None
-
-
 @dataclass(frozen=True)
 class Judged:
     """A paired comparison judged under the rule: the verdict and what it rests on (the
@@ -185,7 +186,14 @@ class Judged:
     low: float
     high: float
     adjustment: str = ""
-    needed: int | None = None
+    family: int = 1
+
+    @cached_property
+    def needed(self) -> int | None:
+        """Inconclusive: the seeds that would decide (:func:`seeds_needed`); else None."""
+        if self.verdict != INCONCLUSIVE:
+            return None
+        return seeds_needed(self.paired.sd, self.margin, self.paired.n, self.family)
 
     def ruled_out(self) -> str:
         """What the interval excludes, with no Δ needed."""
@@ -198,44 +206,54 @@ class Judged:
     def text(self) -> str:
         """The verdict with its reason in a few words."""
         v = self.verdict
-        if v == REPRODUCED:
-            return f"{v}: lowers the error by {-self.high:.4f} to {-self.low:.4f}"
-        if v == CONTRADICTED:
-            return f"{v}: raises the error by {self.low:.4f} to {self.high:.4f}"
+        if v in (REPRODUCED, SMALLER_GAIN):
+            return (f"{v}: lowers the error by {-self.high:.4f} to {-self.low:.4f}"
+                    + (f", less than Δ = {self.margin:.4f}" if v == SMALLER_GAIN else ""))
+        if v in (CONTRADICTED, SMALLER_LOSS):
+            return (f"{v}: raises the error by {self.low:.4f} to {self.high:.4f}"
+                    + (f", less than Δ = {self.margin:.4f}" if v == SMALLER_LOSS else ""))
         if v == RULED_OUT:
             return f"{v}: no gain of Δ = {self.margin:.4f} or more"
         if v == INCONCLUSIVE:
             more = f"about {self.needed} seeds" if self.needed else "more than 1,000 seeds"
-            return f"{v}: {more} would decide at Δ = {self.margin:.4f}"
+            return (f"{v}: {more} would decide at Δ = {self.margin:.4f} ({POWER:.0%} power at a "
+                    f"true gain of Δ/2{'' if self.family == 1 else f', a family of {self.family}'})")
         if v == BORDERLINE:
             return f"{v} (p = {self.p_t:.3f}): no verdict"
         if v == DESCRIPTIVE:
-            return f"{v}: {self.paired.n} seed{'' if self.paired.n == 1 else 's'}, a verdict needs {MIN_SEEDS}"
+            n, needs = self.paired.n, min_seeds(self.family)
+            if self.family > 1:
+                return f"{v}: {n} seed{'' if n == 1 else 's'}; a family of {self.family} needs {needs}"
+            return f"{v}: {n} seed{'' if n == 1 else 's'}, a verdict needs {needs}"
         return (f"{v}: the interval's end lies within the run-to-run spread "
                 f"({self.floor:.4f}) of its boundary")
 
 
 def judge(paired: Paired, margin: float, floor: float = 0.0, *, p_t: float | None = None,
           p_exact: float | None = None, interval: tuple | None = None, adjustment: str = "",
-          lower_is_better: bool = True) -> Judged:
+          lower_is_better: bool = True, family: int = 1) -> Judged:
     """The verdict on the paper's claim that the method beats the baseline by ``margin``
-    (Δ) or more; ``p_t``, ``p_exact``, ``interval``: adjusted values for a family."""
+    (Δ) or more; ``p_t``, ``p_exact``, ``interval``: adjusted values for a family of
+    ``family`` (Bonferroni's factor, which sets the fewest seeds that can decide)."""
     p_t = paired.p_t if p_t is None else p_t
     p_exact = paired.p_exact if p_exact is None else p_exact
     low, high = (paired.low, paired.high) if interval is None else interval
-    judged = Judged(DESCRIPTIVE, paired, margin, floor, p_t, p_exact, low, high, adjustment)
-    if paired.n < MIN_SEEDS:
+    judged = Judged(DESCRIPTIVE, paired, margin, floor, p_t, p_exact, low, high, adjustment,
+                    family=family)
+    if paired.n < min_seeds(family):
         return judged
     lo, hi = (low, high) if lower_is_better else (-high, -low)      # oriented: < 0 is a gain
     if p_t < ALPHA and p_exact < ALPHA:
         if p_t >= STRONG or lo <= 0 <= hi:      # (the interval of a Holm family may still hold 0)
             return replace(judged, verdict=BORDERLINE)
-        verdict, edge = (REPRODUCED, -hi) if hi < 0 else (CONTRADICTED, lo)
+        if hi < 0:                              # the deciding ends: U against 0, L against −Δ
+            verdict, edge = (REPRODUCED, -hi) if lo <= -margin else (SMALLER_GAIN, min(-hi, lo + margin))
+        else:
+            verdict, edge = (CONTRADICTED, lo) if hi >= margin else (SMALLER_LOSS, min(lo, margin - hi))
     elif lo > -margin:
         verdict, edge = RULED_OUT, lo + margin
     else:
-        return replace(judged, verdict=INCONCLUSIVE,
-                       needed=seeds_needed(paired.sd, margin, paired.n))
+        return replace(judged, verdict=INCONCLUSIVE)
     return replace(judged, verdict=UNSTABLE if edge < floor else verdict)
 
 
@@ -276,13 +294,13 @@ def judge_within(paired: Paired, margin: float, floor: float, family: int) -> Ju
     Bonferroni-adjusted p-values and interval (Holm would improve on it only by ranking the
     other claims' p-values, which a page judging its own claim does not have)."""
     if family <= 1 or paired.n < 2:
-        return judge(paired, margin, floor)
+        return judge(paired, margin, floor, family=max(family, 1))
     se = paired.sd / math.sqrt(paired.n)
     c = _t_quantile(1 - ALPHA / (2 * family), paired.n - 1)
     return judge(paired, margin, floor, p_t=min(1.0, family * paired.p_t),
                  p_exact=min(1.0, family * paired.p_exact),
                  interval=(paired.mean - c * se, paired.mean + c * se),
-                 adjustment=f"Bonferroni over {family}")
+                 adjustment=f"Bonferroni over {family}", family=family)
 
 
 def judge_jointly(paireds: list[Paired], margins: list[float], floors: list[float],
@@ -300,6 +318,6 @@ def judge_jointly(paireds: list[Paired], margins: list[float], floors: list[floa
     p_exact = [min(1.0, across * p) for p in p_exact]
     p_t = [min(1.0, across * p) for p in holm([p.p_t for p in paireds])]
     how = f"max-|t| sign-flip over {k}" + (f", Bonferroni over {across} families" if across > 1 else "")
-    return [judge(p, margin, floor, p_t=pt, p_exact=pe, adjustment=how,
+    return [judge(p, margin, floor, p_t=pt, p_exact=pe, adjustment=how, family=across,
                   interval=(p.mean - critical * p.sd / math.sqrt(n), p.mean + critical * p.sd / math.sqrt(n)))
             for p, margin, floor, pt, pe in zip(paireds, margins, floors, p_t, p_exact)]

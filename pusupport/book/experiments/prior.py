@@ -9,8 +9,8 @@ import pandas as pd
 from ...core.methods import get_method
 from ...core.progress import progress
 from ..claims import Claim, Outcome, floor_for, observed
-from ..verdicts import (CONTRADICTED, DESCRIPTIVE, MIN_SEEDS, Margin, judge, judge_jointly,
-                        paired_difference)
+from ..verdicts import (CONTRADICTED, DESCRIPTIVE, MIN_SEEDS, SMALLER_LOSS, Margin, judge,
+                        judge_jointly, paired_difference)
 from ..experiment import TRAINING, Experiment, RunSpec, runs_of
 from ..sources import data_for
 
@@ -140,7 +140,7 @@ def sensitivity(summary, history):
             f"{mean['aapu', ESTIMATE]:.4f}, nnPU {mean['nnpu', ESTIMATE]:.4f}")
     if len(seeds) < MIN_SEEDS:
         return Outcome(text, DESCRIPTIVE, len(seeds))
-    worse = any(j.verdict == CONTRADICTED for j in judged)
+    worse = any(j.verdict in (CONTRADICTED, SMALLER_LOSS) for j in judged)
     return observed(text, not worse and all(j.high < margin - floor for j in judged), worse)
 
 

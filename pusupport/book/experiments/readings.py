@@ -14,8 +14,8 @@ import pandas as pd
 from ..experiment import TRAINING, Experiment, RunSpec
 from ..claims import floor_for
 from ..reference import read_spread
-from ..verdicts import (CONTRADICTED, REPRODUCED, RULED_OUT, Margin, judge, judge_jointly,
-                        paired_difference)
+from ..verdicts import (CONTRADICTED, REPRODUCED, RULED_OUT, SMALLER_GAIN, SMALLER_LOSS, Margin,
+                        judge, judge_jointly, paired_difference)
 
 from typing import TYPE_CHECKING
 
@@ -136,7 +136,7 @@ def run_readings(page: Page, readings=READINGS) -> tuple[pd.DataFrame, pd.DataFr
 
 def answer(table: pd.DataFrame) -> str:
     """The section's question answered in one sentence, from the table (adjusted values)."""
-    better = table[table[VERDICT] == REPRODUCED]
+    better = table[table[VERDICT].isin([REPRODUCED, SMALLER_GAIN])]
     k = len(table)
     if not better.empty:
         which = "; ".join(f"{r['choice']}: {r['reading']}" for r in better.to_dict("records"))
@@ -147,7 +147,7 @@ def answer(table: pd.DataFrame) -> str:
         return (f"No: every one of the {k} readings rules out a gain for aaPU of Δ (a tenth of "
                 "nnPU's error) or more — each reading's interval excludes it, so all of them do at "
                 "once at 95 % (an intersection–union test).")
-    worse = table[table[VERDICT] == CONTRADICTED]
+    worse = table[table[VERDICT].isin([CONTRADICTED, SMALLER_LOSS])]
     return (f"Not shown: adjusted for the {k} readings, none puts aaPU's final test error below "
             f"nnPU's. A gain of Δ or more is ruled out under {len(ruled)} of them"
             + (f", aaPU is worse under {len(worse)}" if len(worse) else "")

@@ -13,8 +13,8 @@ from ...core.methods import get_method
 from ...data.datasets import SIZES
 from ..claims import floor_for
 from ..experiment import Experiment, RunSpec
-from ..verdicts import (CONTRADICTED, MIN_SEEDS, REPRODUCED, RULED_OUT, Margin, judge,
-                        judge_jointly, paired_difference)
+from ..verdicts import (CONTRADICTED, MIN_SEEDS, REPRODUCED, RULED_OUT, SMALLER_GAIN, SMALLER_LOSS,
+                        Margin, judge, judge_jointly, paired_difference)
 
 from typing import TYPE_CHECKING
 
@@ -207,9 +207,9 @@ def standings(history: pd.DataFrame, meta: dict, spread: dict | None = None) -> 
 def outcome(j) -> str:
     """A verdict in the page's words: aaPU better or worse (a difference shown), a tie (no
     difference shown and the interval inside ±Δ), else undecided."""
-    if j.verdict == REPRODUCED:
+    if j.verdict in (REPRODUCED, SMALLER_GAIN):
         return WIN
-    if j.verdict == CONTRADICTED:
+    if j.verdict in (CONTRADICTED, SMALLER_LOSS):
         return LOSE
     if j.verdict == RULED_OUT and j.high < j.margin - j.floor:      # inside ±Δ on both sides
         return TIE

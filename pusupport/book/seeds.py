@@ -1,0 +1,47 @@
+"""How many seeds a paired comparison needs: the fewest whose exact sign-flip test can
+decide in a family, and the seeds that decide with a stated power
+(:func:`pusupport.book.verdicts.judge`'s rule)."""
+from __future__ import annotations
+
+import numpy as np
+
+#: Significance level, and the level below which a shown difference is a verdict.
+ALPHA, STRONG = 0.05, 0.01
+#: The power and the true gain (a share of Δ) at which :func:`seeds_needed` advises.
+POWER, ALTERNATIVE = 0.80, 0.5
+
+
+def min_seeds(family: int = 1) -> int:
+    """The fewest seeds whose exact sign-flip test can reach p < ALPHA once multiplied by
+    ``family`` (Bonferroni): its smallest p is 2/2ⁿ (6 seeds alone, 8 in a family of 5)."""
+    return next(n for n in range(1, 64) if family * 2 / 2 ** n < ALPHA)
+
+
+def decides(k, sd: float, margin: float, family: int = 1, gain: float = ALTERNATIVE):
+    """The chance that ``k`` seeds reach a verdict when the true difference is a gain of
+    ``gain`` × Δ with per-seed SD ``sd``, in a family of ``family`` (Bonferroni): the mean
+    falls where the rule decides — a gain or a loss shown at the strong level (the band
+    between it and ALPHA is borderline, no verdict), or no difference shown and the
+    interval above −Δ. Normal differences: the mean is normal and independent of the
+    sample SD, whose χ² distribution is integrated over 256 quantiles."""
+    from scipy.stats import chi2, norm, t
+    k = np.asarray(k, dtype=float)[..., None]
+    q = (np.arange(256) + 0.5) / 256
+    s = sd * np.sqrt(chi2.ppf(q, k - 1) / (k - 1) / k)          # the standard error each draw sees
+    mu, se = -gain * margin, sd / np.sqrt(k)
+    c95, c99 = t.ppf(1 - ALPHA / (2 * family), k - 1), t.ppf(1 - STRONG / (2 * family), k - 1)
+    shown = norm.cdf((-c99 * s - mu) / se) + norm.sf((c99 * s - mu) / se)
+    low = np.maximum(-c95 * s, c95 * s - margin)            # ruled out: L > −Δ, no difference shown
+    ruled = np.clip(norm.cdf((c95 * s - mu) / se) - norm.cdf((low - mu) / se), 0, None)
+    return (shown + ruled).mean(axis=-1)
+
+
+def seeds_needed(sd: float, margin: float, n: int, family: int = 1, most: int = 1000) -> int | None:
+    """The fewest seeds, more than ``n`` and at least :func:`min_seeds` of the family, that
+    decide with :data:`POWER` at a true gain of Δ/2 (:func:`decides`, the family's critical
+    values) at this per-seed SD; None beyond ``most``."""
+    k = np.arange(max(n + 1, min_seeds(family), 2), most + 1)
+    if not sd > 0:
+        return int(k[0]) if len(k) else None
+    enough = np.flatnonzero(decides(k, sd, margin, family) >= POWER)
+    return int(k[enough[0]]) if len(enough) else None
