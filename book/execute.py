@@ -40,6 +40,7 @@ import nbformat
 import papermill
 
 from pusupport.book.registry import book_pages
+from pusupport.book.timing import Heartbeat, Progress, probe, projected, slower
 from pusupport.data.files import DatasetNotFoundError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -187,20 +188,26 @@ def build(book_dir: Path) -> None:
                     "-W", "-n", "--keep-going"], check=True)
 
 
-def run_serial(selected: list[dict], kwargs: dict) -> dict:
-    """Execute the pages one after the other; return {page: seconds}."""
+def run_serial(selected: list[dict], kwargs: dict, progress: Progress) -> dict:
+    """Execute the pages one after the other, a progress line after each (and at least once
+    a minute while one runs); return {page: seconds}."""
     times = {}
-    for page in selected:
-        print(f"executing {page['page']} ({kwargs['profile']}) ...", flush=True)
-        times[page["page"]] = execute(page, **kwargs)
-        print(f"  {page['page']}: {times[page['page']]:.0f} s", flush=True)
+    names = [p["page"] for p in selected]
+    with Heartbeat(progress.beat):
+        for i, page in enumerate(selected):
+            progress.running = [page["page"]]
+            print(f"executing {page['page']} ({kwargs['profile']}) ...", flush=True)
+            times[page["page"]] = execute(page, **kwargs)
+            print(progress(page["page"], times[page["page"]], names[i + 1:]), flush=True)
     return times
 
 
-def run_ray(selected: list[dict], kwargs: dict, workers: int, earlier: dict) -> tuple[dict, dict]:
+def run_ray(selected: list[dict], kwargs: dict, workers: int, earlier: dict,
+            factor: float = 1.0) -> tuple[dict, dict]:
     """Execute the pages as Ray tasks in waves (:data:`AFTER`), each wave's longest pages
-    first by the last build's times (``earlier``; pages it lacks first of all); return
-    ({page: seconds}, {failed page: error})."""
+    first by the last build's times (``earlier``, × ``factor`` for this machine; pages it
+    lacks first of all), a progress line after each page and at least once a minute;
+    return ({page: seconds}, {failed page: error})."""
     from pusupport.book import cluster
     task = cluster.start(workers, kwargs["device"])
     print(f"Ray: every task gets {task}", flush=True)
@@ -208,43 +215,38 @@ def run_ray(selected: list[dict], kwargs: dict, workers: int, earlier: dict) -> 
         [p for p in selected if p["page"] == name] for name in AFTER]
     waves = [sorted(w, key=lambda p: -earlier.get(p["page"], float("inf"))) for w in waves if w]
     times, failed = {}, {}
-    for i, wave in enumerate(waves):
-        later = [p["page"] for w in waves[i + 1:] for p in w]
-        done, errors = cluster.run_pages(__file__, wave, kwargs, task, Progress(
-            len(selected), len(times) + len(failed), later, earlier, workers))
-        times.update(done)
-        failed.update(errors)
+    progress = Progress(len(selected), 0, [], earlier, workers, factor)
+    progress.left = [p["page"] for w in waves for p in w]
+    with Heartbeat(progress.beat):
+        for i, wave in enumerate(waves):
+            progress.later = [p["page"] for w in waves[i + 1:] for p in w]
+            progress.running = [p["page"] for p in wave[:workers]]
+            done, errors = cluster.run_pages(__file__, wave, kwargs, task, progress)
+            times.update(done)
+            failed.update(errors)
     return times, failed
-
-
-class Progress:
-    """The console line after each page: pages done, the page, what is left and, from the
-    last build's page times, about how long (the left pages' times over the workers)."""
-
-    def __init__(self, total: int, done: int, later: list, earlier: dict, workers: int):
-        self.total, self.done, self.later, self.earlier, self.workers = total, done, later, earlier, workers
-
-    def __call__(self, page: str, seconds: float | None, left: list) -> str:
-        self.done += 1
-        running = left[:self.workers]                    # Ray starts a wave's tasks in order
-        left = [*left, *self.later]
-        said = f"[{self.done}/{self.total}] {page}: " + (f"{seconds:.0f} s" if seconds is not None
-                                                           else "failed")
-        if not left:
-            return said
-        queued = len(left) - len(running)
-        said += (f"; running: {', '.join(running)}" if running else "") + (
-            f"; {queued} more queued" if queued else "")
-        known = [self.earlier[p] for p in left if p in self.earlier]
-        estimate = (f"about {sum(known) / self.workers / 60:.0f} min left by earlier page "
-                    "times" + ("" if len(known) == len(left) else f" ({len(left) - len(known)} "
-                               "pages not timed before)") if known else "no earlier page times")
-        return f"{said}; {estimate}"
 
 
 #: Page times of a measured `make book` on the development machine (2 cores), committed so
 #: that a fresh clone's first build orders its pages longest first and estimates the time left.
 REFERENCE_TIMES = ROOT / "results" / "reference" / "{profile}" / "page_times.json"
+
+
+def reference_speed(timed: Path, profile: str) -> tuple[float, str]:
+    """(how many times slower this machine is than the one that timed the earlier pages, and
+    where the times come from): 1 for this output folder's own last build; for the committed
+    reference build, this CPU probed against the probe it records."""
+    if timed.exists():
+        return 1.0, "this output folder's last build"
+    reference = Path(str(REFERENCE_TIMES).format(profile=profile))
+    measured = json.loads(reference.read_text())["measured"] if reference.exists() else {}
+    if "probe" not in measured:
+        return 1.0, "the committed reference build, not scaled to this machine"
+    here = probe()
+    factor = slower(here, measured["probe"])
+    return factor, (f"the committed reference build ({measured['machine']}) × {factor:.2f}: this "
+                    f"CPU's one-thread matmul at the precision pages run in here ({here['runs']}, "
+                    f"{here[here['runs']]:.0f} GFLOP/s) against that machine's — a rough guide")
 
 
 def earlier_times(timed: Path, profile: str) -> dict:
@@ -286,10 +288,17 @@ def main(argv=None) -> int:
     failed = {}
     timed = args.output_dir / f"page_times_{args.profile}.json"
     earlier = earlier_times(timed, args.profile)
+    factor, source = reference_speed(timed, args.profile)
+    names = [p["page"] for p in selected]
+    print(projected(earlier, names, args.workers, factor, source)
+          + ("; then the HTML build" if not args.no_build and any(p in earlier for p in names) else ""),
+          flush=True)
     if args.workers > 1 or os.environ.get("RAY_ADDRESS"):
-        times, failed = run_ray(selected, kwargs, args.workers, earlier)
+        times, failed = run_ray(selected, kwargs, args.workers, earlier, factor)
     else:
-        times = run_serial(selected, kwargs)
+        progress = Progress(len(selected), 0, [], earlier, 1, factor)
+        progress.left = names
+        times = run_serial(selected, kwargs, progress)
     (args.output_dir).mkdir(parents=True, exist_ok=True)
     timed.write_text(json.dumps({**earlier, **times}, indent=2))   # pages not run keep theirs
     if failed:

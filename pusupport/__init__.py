@@ -5,18 +5,29 @@ image folders), ``apps`` (your own data: the command line, prior estimation, sav
 a scikit-learn estimator) and ``book`` (the paper's settings, pages, cost, claims,
 verdicts, figures). The names below are the public API.
 """
-from .core.config import DataConfig, ModelConfig, PageConfig, Settings, TrainConfig
-from .core.problem import PUData
-from .data.synthetic import synthetic
-from .core.losses import get_loss, logistic_loss, sigmoid_loss
-from .core.methods import METHODS
-from .core.models import build_model
-from .core.risks import Risk, aapu_risk, nnpu_risk, pn_risk, upu_risk
-from .core.selection import SelectedSet, top_losses, unlabeled_losses
-from .core.training import RunResult, train, train_seeds
+from importlib import import_module
+
+#: The public API, name → its module; imported when first used (PEP 562), so that
+#: ``pusupport --help`` and ``--version`` answer without importing torch.
+_PUBLIC = {
+    **dict.fromkeys(["DataConfig", "ModelConfig", "PageConfig", "Settings", "TrainConfig"], "core.config"),
+    "PUData": "core.problem", "synthetic": "data.synthetic",
+    **dict.fromkeys(["get_loss", "logistic_loss", "sigmoid_loss"], "core.losses"),
+    "METHODS": "core.methods", "build_model": "core.models",
+    **dict.fromkeys(["Risk", "aapu_risk", "nnpu_risk", "pn_risk", "upu_risk"], "core.risks"),
+    **dict.fromkeys(["SelectedSet", "top_losses", "unlabeled_losses"], "core.selection"),
+    **dict.fromkeys(["RunResult", "train", "train_seeds"], "core.training"),
+}
 
 __version__ = "0.1.0"
-__all__ = ["DataConfig", "ModelConfig", "PageConfig", "Settings", "TrainConfig", "PUData",
-           "synthetic", "get_loss", "logistic_loss", "sigmoid_loss", "METHODS", "build_model",
-           "Risk", "aapu_risk", "nnpu_risk", "pn_risk", "upu_risk", "SelectedSet", "top_losses",
-           "unlabeled_losses", "RunResult", "train", "train_seeds"]
+__all__ = list(_PUBLIC)
+
+
+def __getattr__(name: str):
+    if name in _PUBLIC:
+        return getattr(import_module(f".{_PUBLIC[name]}", __name__), name)
+    raise AttributeError(f"module 'pusupport' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_PUBLIC])

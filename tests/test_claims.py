@@ -474,7 +474,13 @@ def test_the_summary_shows_the_judged_columns_and_lists_what_was_measured(tmp_pa
     assert list(claims.shown(table).columns) == ["claim", "seeds", "paired difference", "95 % interval",
                                                  "p (adjusted)", "ruled out", "Δ", "verdict"]
     with_paper = table.assign(**{claims.AT_PAPER: "not run at the paper's settings"})
-    assert list(claims.shown(with_paper).columns)[-2:] == ["verdict", claims.AT_PAPER]
+    assert list(claims.shown(with_paper).columns) == list(claims.shown(table).columns)
+    first = claims.answers(with_paper).set_index("claim")           # the answer first, in 3 columns
+    assert list(first.columns) == [claims.AT_PAPER, "this build"]
+    row = first.loc[SYNTHETIC_CLAIM]
+    assert row[claims.AT_PAPER] == "not run at the paper's settings"
+    assert row["this build"].startswith("descriptive only: 6 seeds; a family of 5 needs 8; -0.0200 [")
+    assert row["this build"].endswith(" simultaneous (6 seeds, smoke)")
     text = claims.measured_text(table)
     assert text.count("\n") == len(table) - 1 and all(line.startswith("- **") for line in text.split("\n"))
     assert (f"- **{SYNTHETIC_CLAIM}** (smoke profile; interval: training and a test set drawn per seed, "

@@ -1,5 +1,5 @@
 """The cost model: FLOPs against hand counts, linear scaling, Adam-state memory, and the
-README's cost table is the one the code computes."""
+DEVELOPING.md's cost tables are the ones the code computes."""
 from pathlib import Path
 
 import pytest
@@ -99,10 +99,10 @@ def test_peak_memory_adam_state_on_a_tiny_model():
 
 
 @pytest.mark.parametrize("make", [cost_table, method_cost_table])
-def test_readme_cost_tables_are_current(make):
+def test_the_cost_tables_in_developing_md_are_current(make):
     table = markdown(make())
-    assert table in (ROOT / "README.md").read_text(), \
-        f"README's cost table is stale: paste `python -m pusupport.book.registry`:\n{table}"
+    assert table in (ROOT / "DEVELOPING.md").read_text(), \
+        f"DEVELOPING.md's cost table is stale: paste `python -m pusupport.book.registry`:\n{table}"
 
 
 def test_the_method_table_prices_every_method_on_every_data_set():

@@ -84,6 +84,50 @@ def test_the_progress_line_names_the_pages_left_and_estimates_from_the_last_buil
     assert execute.Progress(1, 0, [], {}, 2)("a", 1.0, ["x"]).endswith("no earlier page times")
 
 
+def test_between_pages_a_line_says_what_runs_and_the_time_left_on_this_machine(monkeypatch):
+    """Earlier times × the machine's factor, less the time the running pages have had."""
+    from pusupport.book import timing
+    clock = iter([0.0, 120.0])
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: next(clock))
+    progress = execute.Progress(3, 0, [], {"a": 600, "b": 300}, 1, factor=2.0)
+    progress.left, progress.running = ["a", "b", "c"], ["a"]
+    assert progress.beat(125.0) == ("  … 2 min in, 0/3 pages done, running: a (2 min since the "
+                                    "last page ended); about 28 min left by earlier page times "
+                                    "(1 pages not timed before)")
+
+
+def test_a_heartbeat_prints_while_its_block_runs(capsys):
+    import time
+    from pusupport.book.timing import Heartbeat
+    with Heartbeat(lambda elapsed: f"beat {elapsed > 0}", every=0.05):
+        time.sleep(0.3)
+    beats = capsys.readouterr().out.splitlines()
+    assert len(beats) >= 3 and set(beats) == {"beat True"}
+
+
+def test_the_projection_is_scaled_by_this_cpu_against_the_reference_probe(tmp_path, monkeypatch):
+    from pusupport.book import timing
+    reference = tmp_path / "reference" / "{profile}" / "page_times.json"
+    monkeypatch.setattr(execute, "REFERENCE_TIMES", reference)
+    (tmp_path / "reference" / "cpu").mkdir(parents=True)
+    (tmp_path / "reference" / "cpu" / "page_times.json").write_text(json.dumps(
+        {"measured": {"machine": "the reference", "probe": {"float32": 40.0, "bf16": 120.0, "runs": "bf16"}},
+         "pages": {"readings": 1100.0}}))
+    no_bf16 = {"float32": 30.0, "bf16": 1.0, "runs": "float32"}     # emulated bf16, unused
+    monkeypatch.setattr(execute, "probe", lambda: no_bf16)
+    factor, source = execute.reference_speed(tmp_path / "page_times_cpu.json", "cpu")
+    assert factor == timing.slower(no_bf16, {"float32": 40.0, "bf16": 120.0, "runs": "bf16"}) == 4.0
+    assert source.startswith("the committed reference build (the reference) × 4.00: this CPU's")
+    (tmp_path / "page_times_cpu.json").write_text(json.dumps({"readings": 900.0}))
+    assert execute.reference_speed(tmp_path / "page_times_cpu.json", "cpu") == (
+        1.0, "this output folder's last build")
+    assert timing.projected({}, ["a"], 2, 1.0, "x") == "projected: no earlier page times for these 1 pages"
+    assert timing.projected({"a": 600, "b": 600}, ["a", "b", "c"], 2, 2.0, "src") == (
+        "projected: about 20 min for 3 pages, 2 at a time, by src (1 pages not timed before)")
+    probed = timing.probe(seconds=0.05)
+    assert probed["float32"] > 0 and probed["bf16"] > 0 and probed["runs"] in ("bf16", "float32")
+
+
 def test_pages_that_read_other_pages_run_after_them_longest_first(monkeypatch):
     waves = []
     monkeypatch.setattr("pusupport.book.cluster.start", lambda workers, device: {"num_cpus": 1})
@@ -112,7 +156,8 @@ def test_the_committed_reference_page_times_name_pages_of_the_book_and_their_pro
     reference = json.loads(Path(str(execute.REFERENCE_TIMES).format(profile="cpu")).read_text())
     assert set(reference["pages"]) <= {p["page"] for p in book_pages()} and reference["pages"]
     assert all(seconds > 0 for seconds in reference["pages"].values())
-    assert {"commit", "machine", "date", "command", "wall_seconds", "note"} <= set(reference["measured"])
+    assert {"commit", "machine", "date", "command", "wall_seconds", "note", "probe"} <= set(reference["measured"])
+    assert set(reference["measured"]["probe"]) == {"float32", "bf16", "runs", "date"}
 
 
 def test_a_misspelt_papermill_parameter_fails_the_first_cell_with_the_valid_names(tmp_path):

@@ -71,22 +71,45 @@ def test_lee_liu_score_and_bad_labels(blobs):
         PUClassifier(**FAST).fit(X[:4], [1, 1, 1, 1])
 
 
-def test_any_two_labels_the_larger_labelled(blobs):
-    """−1/1 or names: the larger label marks the labelled positives, predictions use them."""
+def test_pulearn_s_conventions_or_a_positive_label(blobs):
+    """1/0, 1/−1 and True/False mark the labelled positives by 1 (True); any other labels
+    need positive_label — "unlabeled" sorts after "labeled" and was taken for the labelled
+    positives, silently — and the Lee–Liu scorer follows it."""
     X, y, s = blobs
     zero_one = PUClassifier(prior=0.3, **FAST).fit(X, s)
-    names = PUClassifier(prior=0.3, **FAST).fit(X, np.where(s == 1, "labelled", "are"))
-    assert list(names.classes_) == ["are", "labelled"]
-    assert np.array_equal(names.predict(X) == "labelled", zero_one.predict(X) == 1)
+    assert zero_one.positive_ == 1
+    for labels in (np.where(s == 1, 1, -1), s == 1):
+        other = PUClassifier(prior=0.3, **FAST).fit(X, labels)
+        assert other.positive_ == labels.max()
+        assert np.array_equal(other.predict(X) == labels.max(), zero_one.predict(X) == 1)
+    words = np.where(s == 1, "labeled", "unlabeled")
+    with pytest.raises(ValueError, match=r"labels \['labeled', 'unlabeled'\]: say which marks the "
+                                         r"labelled positives with positive_label="):
+        PUClassifier(prior=0.3, **FAST).fit(X, words)
+    with pytest.raises(ValueError, match=r"positive_label='yes' is not one of the labels"):
+        PUClassifier(prior=0.3, positive_label="yes", **FAST).fit(X, words)
+    with pytest.raises(ValueError, match="positive_label="):
+        PUClassifier(prior=0.3, **FAST).fit(X, 2 * s)             # 0/2: no 1 marks them
+    assert PUClassifier(prior=0.3, **FAST).fit(X, 2 - s).positive_ == 1           # 1 against 2
+    names = PUClassifier(prior=0.3, positive_label="labeled", **FAST).fit(X, words)
+    assert list(names.classes_) == ["labeled", "unlabeled"] and names.positive_ == "labeled"
+    assert np.array_equal(names.predict(X) == "labeled", zero_one.predict(X) == 1)
+    assert np.array_equal(names.decision_function(X) < 0, zero_one.decision_function(X) > 0)
+    assert lee_liu_scorer(names, X, words) == lee_liu_scorer(zero_one, X, s) > 0
 
 
-# scikit-learn's own conformance suite, every check, none expected to fail: the PU reading
-# of y (two classes, the larger labelled) is declared by the tags (binary only; poor_score,
-# since s is not y).
+# scikit-learn's own conformance suite: the PU reading of y (two classes, the labelled
+# positives and U) is declared by the tags (binary only; poor_score, since s is not y).
+# The checks that fit on two names without saying which is labelled are refused, by design.
 # On the checks' random data with 1-epoch estimators π estimates are unusable: they warn
 # (PriorWarning), as they should; the checks test the interface, not π.
+NAMES_WITHOUT_POSITIVE_LABEL = "two names, and no positive_label saying which marks the labelled positives"
+
+
 @pytest.mark.filterwarnings("ignore::pusupport.apps.prior.PriorWarning")
 @parametrize_with_checks([PUClassifier(epochs=2, estimator_epochs=1, batch_size=32,
-                                       model={"name": "mlp", "width": 0.05})])
+                                       model={"name": "mlp", "width": 0.05})],
+                         expected_failed_checks=lambda est: {
+                             "check_classifiers_classes": NAMES_WITHOUT_POSITIVE_LABEL})
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)

@@ -28,11 +28,6 @@ from .saved import SavedModel, save_model
 TABLES = (".csv", ".parquet", ".npy", ".npz")
 TEST_FRACTION = 0.2
 
-#: What U and π mean for your data — the same in the command line, the own-data page,
-#: PUClassifier (U: the rows with s = 0) and the README.
-U_MEANING = ("U is every training row you did not label (the labelled positives are not in U), "
-             "and π is the positive fraction of U")
-
 #: Your own data (this book's choice: a ¼-width Kiryo CNN with dropout, aaPU), in the book's
 #: table shape {profile: {section: settings}}; "paper" is the command line's default and the
 #: base of the others. aaPU's selection (from epoch ⌊epochs/4⌋, 2 % of U an epoch) follows.
@@ -69,6 +64,17 @@ def _missing(path: Path, what: str, layout: list[str] | None = None) -> DatasetN
     return DatasetNotFoundError(f"{what} {path}", root, layout, "", "check the path", fix=YOUR_DATA)
 
 
+def _separator(path: Path) -> str:
+    """The CSV's separator, sniffed from its header line: a comma, semicolon, tab or bar."""
+    import csv
+    with open(path, newline="") as f:
+        header = f.readline()
+    try:
+        return csv.Sniffer().sniff(header, delimiters=",;\t|").delimiter
+    except csv.Error:                         # one column, or an empty file: pandas says which
+        return ","
+
+
 def read_table(path, label_column: str | None = None, columns=None, spelling: str = "python"):
     """(features (n, d) float32, labels or None, feature names, row ids) of a table.
 
@@ -92,7 +98,7 @@ def read_table(path, label_column: str | None = None, columns=None, spelling: st
         labels = None if y is None else pd.Series(y)
     else:
         try:
-            frame = pd.read_csv(path) if suffix == ".csv" else pd.read_parquet(path)
+            frame = pd.read_csv(path, sep=_separator(path)) if suffix == ".csv" else pd.read_parquet(path)
         except pd.errors.EmptyDataError:
             frame = pd.DataFrame()
         if frame.empty:
@@ -161,10 +167,10 @@ def load_own(images=None, features=None, label_column: str | None = "label", ima
 
 def build_problem(own: OwnData, positive, n_labeled: int | None = None, seed: int = 0,
                   n_unlabeled: int | None = None, clip: bool = False) -> PUData:
-    """The PU problem (:data:`U_MEANING`): ``n_labeled`` (default: half) of the training
-    positives are labelled; U is every other training row, or a seeded sample of
-    ``n_unlabeled`` of them; π is the positive fraction of U. With ``clip`` (a profile's
-    sizes), n_labeled and n_unlabeled are capped to the data."""
+    """The PU problem (:data:`~pusupport.apps.words.U_MEANING`): ``n_labeled`` (default:
+    half) of the training positives are labelled; U is every other training row, or a
+    seeded sample of ``n_unlabeled`` of them; π is the positive fraction of U. With
+    ``clip`` (a profile's sizes), n_labeled and n_unlabeled are capped to the data."""
     from ..core.problem import resolve_classes
     positive = [str(p) for p in ([positive] if isinstance(positive, (str, int)) else positive)]
     pos = torch.tensor(resolve_classes(positive, own.labeled.classes))

@@ -1,11 +1,13 @@
 """A scikit-learn estimator for PU learning, following pulearn's convention.
 
-``PUClassifier().fit(X, s)``: ``s`` is 1 for labelled positives and 0 for unlabelled
-points (any two labels work: the larger marks the labelled positives); π (``prior``) is
-the positive fraction of the unlabelled rows, estimated with BBE when None. It passes
-scikit-learn's own estimator checks (``tests/test_sklearn.py``). For model selection without negatives, :func:`lee_liu_score` (scorer
-:data:`lee_liu_scorer`) is Lee & Liu's (2003) recall²/P(ŷ = 1), its recall taken over
-the labelled positives (s = 1): it rises with the true F1 score.
+``PUClassifier().fit(X, s)``: ``s`` marks the labelled positives by 1 as pulearn does —
+1 against 0, 1 against −1, True against False — or, for two labels without a 1 (names, say),
+by the one given as ``positive_label``; π (``prior``) is the positive fraction of
+the unlabelled rows, estimated with BBE when None. It passes scikit-learn's own estimator
+checks (``tests/test_sklearn.py``) but those that fit on two names without saying which is
+labelled. For model selection without negatives, :func:`lee_liu_score` (scorer
+:func:`lee_liu_scorer`) is Lee & Liu's (2003) recall²/P(ŷ = positive), its recall taken
+over the labelled positives: it rises with the true F1 score.
 """
 from __future__ import annotations
 
@@ -14,7 +16,6 @@ from dataclasses import replace
 import numpy as np
 import torch
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.metrics import make_scorer
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
@@ -33,10 +34,13 @@ class PUClassifier(ClassifierMixin, BaseEstimator):
     default). ``prior=None`` estimates π in ``fit`` (BBE, ``estimator_epochs`` epochs)
     and stores it in ``prior_``; ``prior_estimate_`` holds the interval. A method that
     never reads π (``method="vpu"``) estimates none: ``prior_`` is None.
+    ``positive_label``: the label of the labelled positives ("auto": 1 or True, in
+    pulearn's conventions); ``positive_`` holds it after ``fit``.
     """
 
     def __init__(self, method="aapu", prior=None, model="mlp", epochs=20, batch_size=128, lr=1e-3,
-                 weight_decay=1e-4, estimator_epochs=20, device="cpu", seed=0, progress=False):
+                 weight_decay=1e-4, estimator_epochs=20, device="cpu", seed=0, progress=False,
+                 positive_label="auto"):
         self.method = method
         self.prior = prior
         self.model = model
@@ -48,11 +52,12 @@ class PUClassifier(ClassifierMixin, BaseEstimator):
         self.device = device
         self.seed = seed
         self.progress = progress
+        self.positive_label = positive_label
 
     def fit(self, X, y):
         """Train on features ``X`` (n, d) and the PU labels ``y`` (pulearn's s): two
-        classes, the larger in sorted order (1 of 0/1, 1 of −1/1, or the later name) marks
-        the labelled positives, the other the unlabelled points (U)."""
+        classes, the labelled positives (1 of 0/1 or −1/1, True of False, or
+        ``positive_label``) and the unlabelled points (U)."""
         if self.method not in usable_methods():
             raise ValueError(f"method={self.method!r}: use one of {usable_methods()}")
         X, y = validate_data(self, X, y, dtype=np.float32)
@@ -67,7 +72,8 @@ class PUClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"y holds {len(self.classes_)} class {self.classes_.tolist()}: PU "
                              "learning needs both the labelled positives (1) and unlabelled "
                              "points (0)")
-        labeled = np.flatnonzero(y == self.classes_[1])
+        self.positive_ = _positive(self.classes_, self.positive_label)
+        labeled = np.flatnonzero(y == self.positive_)
         spec = as_model_config(self.model)
         base = TrainConfig(method=self.method, model=spec, batch_size=self.batch_size, lr=self.lr,
                            lr_schedule={}, weight_decay=self.weight_decay, device=self.device,
@@ -89,12 +95,14 @@ class PUClassifier(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X) -> np.ndarray:
         """g(x) − threshold_ (0 unless the method places its threshold from the training
-        data, as nnPUSB and VPU do): positive means ``classes_[1]``."""
+        data, as nnPUSB and VPU do), its sign turned so that positive means ``classes_[1]``
+        (scikit-learn's convention) when the labelled positives' label is ``classes_[0]``."""
         check_is_fitted(self, "model_")
         X = validate_data(self, X, dtype=np.float32, reset=False)
         device = next(self.model_.parameters()).device
         x = torch.from_numpy(np.array(X, dtype=np.float32, order="C"))
-        return model_scores(self.model_, x.to(device)).cpu().numpy() - self.threshold_
+        sign = 1.0 if self.positive_ == self.classes_[1] else -1.0
+        return sign * (model_scores(self.model_, x.to(device)).cpu().numpy() - self.threshold_)
 
     def predict_proba(self, X) -> np.ndarray:
         """(n, 2), columns in ``classes_`` order: σ(−f(x)), σ(f(x)), f the decision function."""
@@ -112,15 +120,33 @@ class PUClassifier(ClassifierMixin, BaseEstimator):
         return tags
 
 
-def lee_liu_score(s, y_pred) -> float:
-    """recall²/P(ŷ = 1): recall over the labelled positives (s = 1), P(ŷ = 1) over all rows."""
+def _positive(classes: np.ndarray, given):
+    """The label of the labelled positives among the two ``classes``: ``given``, or with
+    "auto" the number 1 (or True), pulearn's mark of the labelled positives (1/0, 1/−1,
+    True/False; 1.0 of a float column too)."""
+    if given != "auto":
+        if given not in classes.tolist():
+            raise ValueError(f"positive_label={given!r} is not one of the labels {classes.tolist()}")
+        return given
+    if classes.dtype.kind in "biuf" and 1 in classes.tolist():
+        return classes[classes == 1][0]
+    raise ValueError(f"labels {classes.tolist()}: say which marks the labelled positives with "
+                     "positive_label=..., or mark them 1 (pulearn's 1/0, 1/−1 or True/False)")
+
+
+def lee_liu_score(s, y_pred, positive=1) -> float:
+    """recall²/P(ŷ = positive): recall over the labelled positives (s = ``positive``),
+    P(ŷ = positive) over all rows."""
     s, y_pred = np.asarray(s), np.asarray(y_pred)
-    positive_rate = float((y_pred == 1).mean())
-    if positive_rate == 0 or not (s == 1).any():
+    positive_rate = float((y_pred == positive).mean())
+    if positive_rate == 0 or not (s == positive).any():
         return 0.0
-    recall = float((y_pred[s == 1] == 1).mean())
+    recall = float((y_pred[s == positive] == positive).mean())
     return recall ** 2 / positive_rate
 
 
-#: The scorer for ``GridSearchCV(..., scoring=lee_liu_scorer)`` with ``y = s``.
-lee_liu_scorer = make_scorer(lee_liu_score)
+def lee_liu_scorer(estimator, X, s) -> float:
+    """The scorer for ``GridSearchCV(..., scoring=lee_liu_scorer)`` with ``y = s``: Lee &
+    Liu's score of the estimator's predictions (a pipeline's: its last step's labels)."""
+    last = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
+    return lee_liu_score(s, estimator.predict(X), last.positive_)

@@ -156,7 +156,8 @@ def reproduction_table(output_dir, claims, spread: dict | None = None,
         rows.append({"claim": c.claim, "profile": summary.get("profile", "—"),
                      "seeds": "—" if o.seeds is None else o.seeds,
                      "paired difference": "—" if j is None else f"{j.paired.mean:+.4f}",
-                     "95 % interval": f"[{j.low:+.4f}, {j.high:+.4f}]" if compared else "—",
+                     "95 % interval": f"[{j.low:+.4f}, {j.high:+.4f}]" + (
+                         " simultaneous" if j.adjustment else "") if compared else "—",
                      "p (adjusted)": _p(j), "ruled out": j.ruled_out() if compared else "—",
                      "Δ": "—" if j is None else f"{j.margin:.4f}",
                      "interval covers": "—" if j is None else _covers(summary),
@@ -176,9 +177,21 @@ AT_PAPER = "at the paper's settings"
 
 
 def shown(table: pd.DataFrame) -> pd.DataFrame:
-    """The summary's table as displayed: :data:`SHOWN` of :func:`reproduction_table`'s
-    columns, and :data:`AT_PAPER` where present."""
-    return table[SHOWN + [AT_PAPER] * (AT_PAPER in table)]
+    """The summary's full table as displayed: :data:`SHOWN` of :func:`reproduction_table`'s
+    columns (the verdicts at the paper's settings lead the page, in :func:`answers`)."""
+    return table[SHOWN]
+
+
+def answers(table: pd.DataFrame) -> pd.DataFrame:
+    """The summary's first table, one row a claim: the claim, its verdict at the paper's
+    settings (:data:`AT_PAPER`, where added), then this build's — the verdict, the paired
+    difference and the interval it was judged on, the seeds and profile."""
+    rows = []
+    for r in table.to_dict("records"):
+        judged = f"; {r['paired difference']} {r['95 % interval']}" if r["95 % interval"] != "—" else ""
+        rows.append({"claim": r["claim"], AT_PAPER: r.get(AT_PAPER, "—"),
+                     "this build": f"{r['verdict']}{judged} ({r['seeds']} seeds, {r['profile']})"})
+    return pd.DataFrame(rows)
 
 
 def measured_text(table: pd.DataFrame) -> str:

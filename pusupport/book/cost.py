@@ -260,7 +260,7 @@ def price(plan: Plan | list[Run], page: str = "") -> Cost:
 
 
 def markdown(table: pd.DataFrame) -> str:
-    """``table`` as a Markdown table (the README's)."""
+    """``table`` as a Markdown table (DEVELOPING.md's)."""
     lines = [list(table.columns), ["---"] * len(table.columns), *table.astype(str).values.tolist()]
     return "\n".join("| " + " | ".join(line) + " |" for line in lines)
 

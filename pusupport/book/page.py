@@ -112,7 +112,8 @@ class Page:
             if self.checkpoints:             # hours-long runs: resume where a crash left them
                 folder = self.results_dir / "checkpoints" / (spec.group or "") / spec.label
                 cfg = replace(cfg, checkpoint_dir=str(folder))
-            table, settings = self.experiment.sizes or self.dataset, self.settings.merge({"data": changes}).data
+            table = self.experiment.sizes or self.dataset         # the cost model's sizes
+            settings = self.settings.merge({"data": changes}).data
             sizes = data_sizes(table, settings) if priceable(table, settings) else None
             runs.append(Planned(spec.label, cfg, tuple(self.seeds[:spec.seeds or len(self.seeds)]),
                                 data, spec.prior, with_prior(bases[data], spec.prior), sizes,

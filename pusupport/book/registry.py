@@ -128,5 +128,5 @@ def method_cost_table(name: str = "standing") -> pd.DataFrame:
                          for m in dict.fromkeys(m for m, _ in times)])
 
 
-if __name__ == "__main__":          # the README's cost tables
+if __name__ == "__main__":          # DEVELOPING.md's cost tables
     print(markdown(cost_table()) + "\n\n" + markdown(method_cost_table()))

@@ -195,13 +195,18 @@ class Judged:
             return None
         return seeds_needed(self.paired.sd, self.margin, self.paired.n, self.family)
 
+    @property
+    def level(self) -> str:
+        """The interval's confidence: "95 %", or "95 % simultaneous" within a family."""
+        return "95 % simultaneous" if self.adjustment else "95 %"
+
     def ruled_out(self) -> str:
         """What the interval excludes, with no Δ needed."""
         if not self.high > self.low:
             return "—"
         if self.low >= 0:
-            return "any gain ruled out at 95 %"
-        return f"gains above {-self.low:.4f} ruled out at 95 %"
+            return f"any gain ruled out at {self.level}"
+        return f"gains above {-self.low:.4f} ruled out at {self.level}"
 
     def text(self) -> str:
         """The verdict with its reason in a few words."""

@@ -1,0 +1,129 @@
+"""Time told before and during a build: a projection from earlier page times, scaled by
+this CPU's speed against the machine that measured them; a :class:`Progress` line after each
+page and, from a :class:`Heartbeat`, at least once a minute in between.
+
+The speed is a probe of a few seconds: a 512 × 512 matmul on one thread in float32 and
+under bf16 autocast, each machine taken at the precision its pages run in (bf16 where the CPU
+has native bf16 instructions, else float32: :func:`~pusupport.core.runtime.bf16_default`).
+Pages spend their time in small networks' steps, so the ratio is a rough guide, stated as such.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+
+def probe(seconds: float = 1.0) -> dict:
+    """{"float32": GFLOP/s, "bf16": GFLOP/s, "runs": the precision pages run in here} of a
+    512 × 512 matmul on one thread, each timed for about ``seconds``."""
+    import torch
+    from ..core.runtime import bf16_default
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    a = torch.randn(512, 512)
+    rates = {}
+    try:
+        for name, bf16 in (("float32", False), ("bf16", True)):
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                a @ a                                      # warm-up
+                n, start = 0, time.perf_counter()
+                while time.perf_counter() - start < seconds:
+                    a @ a
+                    n += 1
+            rates[name] = round(n * 2 * 512 ** 3 / (time.perf_counter() - start) / 1e9, 1)
+    finally:
+        torch.set_num_threads(threads)
+    rates["runs"] = "bf16" if bf16_default(torch.device("cpu"))[0] else "float32"
+    return rates
+
+
+def slower(here: dict, there: dict) -> float:
+    """How many times slower this machine (``here``, a :func:`probe`) runs pages than the
+    one that measured ``there``, each at the precision its pages run in."""
+    return there[there["runs"]] / here[here["runs"]]
+
+
+def projection(times: dict, pages: list[str], workers: int, factor: float = 1.0) -> float:
+    """Seconds the ``pages`` will take by earlier page ``times`` × ``factor``, ``workers``
+    pages at a time (pages never timed count as nothing: the caller says how many)."""
+    return sum(times.get(p, 0.0) for p in pages) * factor / workers
+
+
+def projected(times: dict, pages: list[str], workers: int, factor: float, source: str) -> str:
+    """The line a build starts with: about how long ``pages`` take, and from what."""
+    known = [p for p in pages if p in times]
+    if not known:
+        return f"projected: no earlier page times for these {len(pages)} pages"
+    untimed = len(pages) - len(known)
+    return (f"projected: about {minutes(projection(times, known, workers, factor))} for "
+            f"{len(pages)} pages, {workers} at a time, by {source}"
+            + (f" ({untimed} pages not timed before)" if untimed else ""))
+
+
+def minutes(seconds: float) -> str:
+    return f"{seconds / 60:.0f} min" if seconds >= 60 else f"{seconds:.0f} s"
+
+
+class Heartbeat:
+    """A line from ``say(elapsed seconds)`` every ``every`` seconds, in a thread, while the
+    ``with`` block runs."""
+
+    def __init__(self, say, every: float = 60.0):
+        self.say, self.every = say, every
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, daemon=True)
+
+    def _beat(self):
+        start = time.perf_counter()
+        while not self._stop.wait(self.every):
+            print(self.say(time.perf_counter() - start), flush=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+class Progress:
+    """The console line after each page: pages done, the page, what is left and, from
+    earlier page times (× ``factor``: this machine against the one that timed them), about
+    how long (the left pages' times over the workers); :meth:`beat`, the line in between."""
+
+    def __init__(self, total: int, done: int, later: list, earlier: dict, workers: int,
+                 factor: float = 1.0):
+        self.total, self.done, self.later, self.earlier, self.workers = total, done, later, earlier, workers
+        self.factor, self.running, self.left = factor, [], list(later)
+        self.since = time.perf_counter()
+
+    def __call__(self, page: str, seconds: float | None, left: list) -> str:
+        self.done += 1
+        self.running = left[:self.workers]               # Ray starts a wave's tasks in order
+        self.left, self.since = [*left, *self.later], time.perf_counter()
+        said = f"[{self.done}/{self.total}] {page}: " + (f"{seconds:.0f} s" if seconds is not None
+                                                           else "failed")
+        if not self.left:
+            return said
+        queued = len(self.left) - len(self.running)
+        said += (f"; running: {', '.join(self.running)}" if self.running else "") + (
+            f"; {queued} more queued" if queued else "")
+        return f"{said}; {self._estimate(0.0)}"
+
+    def beat(self, elapsed: float) -> str:
+        """The line while pages run: how long the build has run, what runs, what is left."""
+        since = time.perf_counter() - self.since
+        return (f"  … {minutes(elapsed)} in, {self.done}/{self.total} pages done, running: "
+                f"{', '.join(self.running) or '—'} ({minutes(since)} since the last page ended); "
+                f"{self._estimate(since)}")
+
+    def _estimate(self, spent: float) -> str:
+        """About how long the pages left take, less ``spent`` on them already."""
+        left = self.left or self.running
+        known = [p for p in left if p in self.earlier]
+        if not known:
+            return "no earlier page times"
+        seconds = max(0.0, projection(self.earlier, known, self.workers, self.factor) - spent)
+        untimed = "" if len(known) == len(left) else f" ({len(left) - len(known)} pages not timed before)"
+        return f"about {max(1, round(seconds / 60))} min left by earlier page times{untimed}"
