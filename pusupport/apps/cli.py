@@ -35,7 +35,8 @@ def _inputs(p: argparse.ArgumentParser) -> None:
     p.add_argument("--n-labeled", type=int, help="labelled positives (default: half the training positives)")
     p.add_argument("--image-size", type=int, nargs="+", metavar="N", help="resize images to N×N or H W")
     p.add_argument("--skip-unreadable", action="store_true", help="leave unreadable images out (counted)")
-    p.add_argument("--data-dir", help="where decoded images are cached (default: $PUSUPPORT_DATA)")
+    p.add_argument("--data-dir", help="where decoded images are cached (default: $PUSUPPORT_DATA, "
+                                      "else ~/.cache/pusupport)")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--estimator-epochs", type=_positive_int, metavar="N",
