@@ -87,13 +87,15 @@ def test_the_progress_line_names_the_pages_left_and_estimates_from_the_last_buil
 def test_between_pages_a_line_says_what_runs_and_the_time_left_on_this_machine(monkeypatch):
     """Earlier times × the machine's factor, less the time the running pages have had."""
     from pusupport.book import timing
-    clock = iter([0.0, 120.0])
+    clock = iter([0.0, 120.0, 130.0, 130.0])
     monkeypatch.setattr(timing.time, "perf_counter", lambda: next(clock))
     progress = execute.Progress(3, 0, [], {"a": 600, "b": 300}, 1, factor=2.0)
     progress.left, progress.running = ["a", "b", "c"], ["a"]
     assert progress.beat(125.0) == ("  … 2 min in, 0/3 pages done, running: a (2 min since the "
-                                    "last page ended); about 28 min left by earlier page times "
+                                    "start); about 28 min left by earlier page times "
                                     "(1 pages not timed before)")
+    progress.done = 1
+    assert "running: a (" in progress.beat(130.0) and " since the last page ended); " in progress.beat(130.0)
 
 
 def test_a_heartbeat_prints_while_its_block_runs(capsys):

@@ -54,10 +54,11 @@ class RunSpec:
 @dataclass(frozen=True)
 class Planned:
     """One run of a plan: ``cfg`` (its TrainConfig on the plan's first seed) on ``seeds``;
-    ``data``: its data changes and ``prior`` its π (runs with the same pair share each
-    seed's PUData); ``make``: seed → PUData (None in a plan that is only priced); ``sizes``: the data's
-    sizes as the cost model counts them (:class:`~pusupport.book.cost.Data`), ``scored``:
-    rows scored once after training; ``dense``: inputs a stacked network can take."""
+    ``data``: its data set and data changes, ``prior`` its π (runs with the same pair share
+    each seed's PUData); ``make``: seed → PUData (None in a plan that is only priced);
+    ``sizes``: the data's sizes as the cost model counts them
+    (:class:`~pusupport.book.cost.Data`); ``scored``: rows scored once after training;
+    ``dense``: inputs a stacked network can take."""
 
     label: str
     cfg: TrainConfig

@@ -115,7 +115,8 @@ class Progress:
         """The line while pages run: how long the build has run, what runs, what is left."""
         since = time.perf_counter() - self.since
         return (f"  … {minutes(elapsed)} in, {self.done}/{self.total} pages done, running: "
-                f"{', '.join(self.running) or '—'} ({minutes(since)} since the last page ended); "
+                f"{', '.join(self.running) or '—'} ({minutes(since)} since "
+                f"{'the last page ended' if self.done else 'the start'}); "
                 f"{self._estimate(since)}")
 
     def _estimate(self, spent: float) -> str:
