@@ -407,3 +407,15 @@ def test_help_and_version_answer_without_importing_torch():
     assert run.returncode == 0, run.stderr
     assert run.stdout.strip().endswith("False") and "pusupport 0.1.0" in run.stdout
     assert "usage: pusupport train" in run.stdout and "a name it does not know lists them all" in run.stdout
+
+
+def test_an_empty_test_split_is_said_not_printed_as_nan(capsys, tmp_path):
+    rng = np.random.default_rng(0)
+    y = np.arange(120) % 2
+    x = rng.normal(y[:, None], 0.5, (120, 2)).astype(np.float32)
+    np.savez(tmp_path / "t.npz", x=x, y=y, x_test=np.zeros((0, 2), np.float32), y_test=np.zeros(0, int))
+    assert main(["train", "--features", str(tmp_path / "t.npz"), "--positive", "1", "--out",
+                 str(tmp_path / "m.pt"), *map(str, TRAIN)]) == 0
+    out, err = capsys.readouterr()
+    assert "0 test rows;" in out and "test error nan" not in out
+    assert "warning: no test rows, so no test error: give a test split" in err

@@ -113,3 +113,28 @@ NAMES_WITHOUT_POSITIVE_LABEL = "two names, and no positive_label saying which ma
                              "check_classifiers_classes": NAMES_WITHOUT_POSITIVE_LABEL})
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_a_useless_model_warns_as_the_command_line_refuses_it(blobs, monkeypatch):
+    from pusupport.apps import own
+    X, y, s = blobs
+    monkeypatch.setattr(own, "check_trained", lambda result, data, spelling="python": "degenerate: all negative")
+    with pytest.warns(UserWarning, match="PUClassifier: degenerate: all negative"):
+        PUClassifier(method="vpu", **FAST).fit(X, s)
+
+
+def test_only_the_estimate_used_may_warn(blobs, monkeypatch):
+    """BBE sets π: Elkan–Noto's clipping note is not passed on; BBE's own note is."""
+    import warnings
+    from pusupport.apps import own
+    from pusupport.apps.prior import PriorEstimate, PriorWarning
+
+    def both(*args, **kwargs):
+        return {"BBE": PriorEstimate("BBE", 1.0, 0.9, 1.0), "Elkan-Noto": PriorEstimate("Elkan-Noto", 0.0, 0.0, 0.1)}
+    monkeypatch.setattr(own, "estimate", both)
+    X, y, s = blobs
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        PUClassifier(**FAST).fit(X, s)
+    said = [str(w.message) for w in caught if issubclass(w.category, PriorWarning)]
+    assert len(said) == 1 and said[0].startswith("the raw BBE estimate 1.000 is near 1")

@@ -64,12 +64,17 @@ def train_model(args) -> None:
                                ("checkpoint_dir", args.checkpoint_dir)) if v is not None}
     cfg = own.train_config(len(problem.x_u), model, args.method, args.epochs, device=args.device,
                            seed=args.seed, **given)
-    print(f"{len(problem.x_p)} labelled positives, {len(problem.x_u)} unlabelled; "
+    print(f"{len(problem.x_p)} labelled positives, {len(problem.x_u)} unlabelled, "
+          f"{len(problem.x_test)} test rows; "
           f"{cfg.method} with {cfg.model.name} for {cfg.epochs} epochs (batch {cfg.batch_size}, "
           f"lr {cfg.lr:g}), " + (f"π = {problem.prior:.3f}" if needs_prior else "no π"))
     result = train(problem, cfg)
     last = result.history.iloc[-1]
-    print(f"test error {last.test_error:.4f}, AUC {last.test_auc:.4f}")
+    if len(problem.x_test):
+        print(f"test error {last.test_error:.4f}, AUC {last.test_auc:.4f}")
+    else:
+        print("warning: no test rows, so no test error: give a test split (DIR/test/<class>/*, or "
+              "x_test and y_test in the .npz)", file=sys.stderr)
     _learned_nothing(args, own.check_trained(result, problem, "cli"))
     print(f"saved {own.save(args.out, result, data, problem, args.positive)}")
 

@@ -10,6 +10,7 @@ split, a seeded 20 % of the rows is held out as the test set.
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -261,7 +262,12 @@ def choose_prior(data: PUData, prior: float | None, config: TrainConfig | None =
             raise ValueError(f"prior={prior!r}: give π, the positive fraction of U, as a number "
                              "strictly between 0 and 1 (e.g. 0.3), or None to estimate it")
         return replace(data, prior=float(prior)), None
-    bbe = estimate(data, config, seed, device, trainer)["BBE"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        bbe = estimate(data, config, seed, device, trainer)["BBE"]
+    for w in caught:              # BBE is the estimate used: Elkan–Noto's clipping is not news
+        if not str(w.message).startswith("the raw Elkan-Noto"):
+            warnings.warn(w.message, w.category, stacklevel=2)
     return replace(data, prior=bbe.estimate), bbe
 
 

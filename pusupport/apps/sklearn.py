@@ -11,6 +11,7 @@ over the labelled positives: it rises with the true F1 score.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 
 import numpy as np
@@ -91,6 +92,9 @@ class PUClassifier(ClassifierMixin, BaseEstimator):
         result = train(data, cfg)
         self.model_, self.history_ = result.model.eval(), result.history
         self.threshold_ = result.threshold
+        problem = own.check_trained(result, data)      # the command line refuses such a model
+        if problem:
+            warnings.warn(f"PUClassifier: {problem}", UserWarning, stacklevel=2)
         return self
 
     def decision_function(self, X) -> np.ndarray:
