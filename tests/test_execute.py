@@ -98,6 +98,13 @@ def test_between_pages_a_line_says_what_runs_and_the_time_left_on_this_machine(m
     assert "running: a (" in progress.beat(130.0) and " since the last page ended); " in progress.beat(130.0)
 
 
+def test_the_time_left_follows_the_pace_of_the_pages_ended_so_far():
+    """Pages that took 1.5× their earlier times make the rest's estimate 1.5× too."""
+    progress = execute.Progress(3, 0, [], {"a": 600, "b": 600, "c": 1200}, 1)
+    assert progress("a", 900.0, ["b", "c"]).endswith("about 45 min left by earlier page times")
+    assert progress("b", 600.0, ["c"]).endswith("about 25 min left by earlier page times")
+
+
 def test_a_heartbeat_prints_while_its_block_runs(capsys):
     import time
     from pusupport.book.timing import Heartbeat

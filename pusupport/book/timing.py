@@ -89,17 +89,20 @@ class Heartbeat:
 
 class Progress:
     """The console line after each page: pages done, the page, what is left and, from
-    earlier page times (× ``factor``: this machine against the one that timed them), about
-    how long (the left pages' times over the workers); :meth:`beat`, the line in between."""
+    earlier page times (× ``factor``: this machine against the one that timed them, then
+    × how much longer the pages ended so far took than those times said), about how long
+    (the left pages' times over the workers); :meth:`beat`, the line in between."""
 
     def __init__(self, total: int, done: int, later: list, earlier: dict, workers: int,
                  factor: float = 1.0):
         self.total, self.done, self.later, self.earlier, self.workers = total, done, later, earlier, workers
         self.factor, self.running, self.left = factor, [], list(later)
-        self.since = time.perf_counter()
+        self.since, self.took, self.said = time.perf_counter(), 0.0, 0.0
 
     def __call__(self, page: str, seconds: float | None, left: list) -> str:
         self.done += 1
+        if seconds is not None and page in self.earlier:  # how far this build runs from the times
+            self.took, self.said = self.took + seconds, self.said + self.earlier[page] * self.factor
         self.running = left[:self.workers]               # Ray starts a wave's tasks in order
         self.left, self.since = [*left, *self.later], time.perf_counter()
         said = f"[{self.done}/{self.total}] {page}: " + (f"{seconds:.0f} s" if seconds is not None
@@ -125,6 +128,7 @@ class Progress:
         known = [p for p in left if p in self.earlier]
         if not known:
             return "no earlier page times"
-        seconds = max(0.0, projection(self.earlier, known, self.workers, self.factor) - spent)
+        pace = self.took / self.said if self.said else 1.0
+        seconds = max(0.0, projection(self.earlier, known, self.workers, self.factor * pace) - spent)
         untimed = "" if len(known) == len(left) else f" ({len(left) - len(known)} pages not timed before)"
         return f"about {max(1, round(seconds / 60))} min left by earlier page times{untimed}"
