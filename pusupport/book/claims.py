@@ -189,8 +189,10 @@ def answers(table: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for r in table.to_dict("records"):
         judged = f"; {r['paired difference']} {r['95 % interval']}" if r["95 % interval"] != "—" else ""
+        n = r["seeds"]
+        where = r["profile"] if n == "—" else f"{n} seed{'' if n == 1 else 's'}, {r['profile']}"
         rows.append({"claim": r["claim"], AT_PAPER: r.get(AT_PAPER, "—"),
-                     "this build": f"{r['verdict']}{judged} ({r['seeds']} seeds, {r['profile']})"})
+                     "this build": f"{r['verdict']}{judged} ({where})"})
     return pd.DataFrame(rows)
 
 
