@@ -383,7 +383,7 @@ def test_reproduction_table_rows(tmp_path):
     assert {k: synthetic[k] for k in ("profile", "seeds", "paired difference", "Δ")} == {
         "profile": "smoke", "seeds": 6, "paired difference": "-0.0200", "Δ": "0.0275"}
     assert synthetic["p (adjusted)"].endswith("(Bonferroni over 5)")
-    assert synthetic["interval covers"] == "training randomness, on this test split"     # no dataset given
+    assert synthetic["interval covers"] == "training randomness, on this test split held fixed"     # no dataset given
     # 5 × 2/64 ≥ 0.05 (the family's price): 6 seeds cannot decide in a family of 5
     assert synthetic["verdict"] == "descriptive only: 6 seeds; a family of 5 needs 8"
     assert synthetic["ruled out"].startswith("gains above 0.02")
@@ -434,7 +434,7 @@ def test_verdict_for_a_page(tmp_path):
     assert text.startswith(f"**Claim:** {SYNTHETIC_CLAIM}  \n**Measured (smoke profile, 6 seeds):** "
                            "aapu − nnpu, final test error: +0.0200 [+0.0185, +0.0215], t-test p = 0.000, "
                            "sign-flip p = 0.031")
-    assert "\n**Judged:** +0.0200 [+0.0" in text and "(training randomness, on this test split)" in text and "p t 0.000, exact 0.156 (Bonferroni over 5), Δ = 0.0275, floor 0.0000" in text
+    assert "\n**Judged:** +0.0200 [+0.0" in text and "(training randomness, on this test split held fixed)" in text and "p t 0.000, exact 0.156 (Bonferroni over 5), Δ = 0.0275, floor 0.0000" in text
     assert text.endswith("**Verdict:** descriptive only: 6 seeds; a family of 5 needs 8")
     assert verdict_for(tmp_path, "no_such_page") == ""
     assert verdict_for(tmp_path, "prior") == (
@@ -521,3 +521,39 @@ def test_unpaired_seeds_are_named_after_the_measurement():
     h = steady(-0.02)
     o = lower_error("aapu", "nnpu")({}, h[~((h.method == "aapu") & (h.seed == 5))])
     assert o.measured.startswith("aapu − nnpu, final test error: -0.0") and "left out" in o.measured
+
+
+def test_a_shared_test_split_with_per_point_errors_is_covered_and_wider(tmp_path):
+    """20 News with each run's final per-point errors kept (through the results CSV): the
+    interval covers the test set's sampling, wider than the same runs' seeds-only one where
+    points are persistently hard for one method; the synthetic page, whose seeds draw their
+    own test sets, does not use them."""
+    import numpy as np
+    import torch
+    from pusupport.core.metrics import pack_rows
+    rng = np.random.default_rng(0)
+    rows = []
+    p_base = rng.uniform(0.05, 0.35, 2000)
+    p_ours = np.clip(p_base + rng.normal(-0.02, 0.25, 2000), 0, 1)        # points hard for one method
+    for seed in range(8):
+        u = rng.random(2000)
+        base, ours = u < p_base, np.where(rng.random(2000) < 0.8, u, rng.random(2000)) < p_ours
+        for method, wrong in (("aapu", ours), ("nnpu", base)):
+            rows.append({"method": method, "seed": seed, "epoch": 5, "test_error": wrong.mean(),
+                         "test_auc": 0.5, "test_wrong": pack_rows(torch.tensor(wrong))})
+    kept = pd.DataFrame(rows)
+    news = "20News: aaPU has a lower test error than nnPU (Table 2)"
+    for folder, hist in (("with", kept), ("without", kept.drop(columns="test_wrong"))):
+        write_page(tmp_path / folder, "real_20news", hist, status="run", profile="cpu", n_test=2000,
+                   dataset="20news")
+    judged = {f: reproduction_table(tmp_path / f).set_index("claim").loc[news] for f in ("with", "without")}
+    assert judged["with"]["interval covers"] == "training randomness and the test set's sampling"
+    assert judged["without"]["interval covers"] == "training randomness, on this test split held fixed"
+    assert judged["with"]["paired difference"] == judged["without"]["paired difference"]
+    width = {f: float(np.diff([float(x) for x in j["95 % interval"].split("]")[0].strip("[").split(",")])[0])
+             for f, j in judged.items()}
+    assert width["with"] > width["without"]
+    write_page(tmp_path / "synthetic", "synthetic", kept, status="run", profile="cpu", n_test=2000,
+               dataset="synthetic")
+    synthetic = reproduction_table(tmp_path / "synthetic").set_index("claim").loc[SYNTHETIC_CLAIM]
+    assert synthetic["interval covers"] == "training and a test set drawn per seed"

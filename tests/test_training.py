@@ -39,7 +39,7 @@ def test_history_is_tidy_and_selection_follows_schedule(data):
     h = train(data, method="aapu", **FAST).history
     assert list(h.columns) == ["method", "seed", "epoch", "lr", "risk", "risk_positive",
                                "risk_negative", "corrected_fraction", "test_error", "test_auc",
-                               "test_ap", "n_selected", "purity", "wall_time"]
+                               "test_ap", "n_selected", "purity", "wall_time", "test_wrong"]
     assert h.epoch.tolist() == list(range(1, 7))
     assert h.n_selected.tolist()[:2] == [0, 0]            # nothing before select_from
     sizes = h.n_selected.tolist()
@@ -57,6 +57,27 @@ def test_reported_test_metrics_are_those_of_the_returned_model(data):
     assert last.test_auc == pytest.approx(roc_auc_score(data.y_test.numpy(), g.numpy()))
     assert last.test_ap == pytest.approx(average_precision_score(data.y_test.numpy() > 0, g.numpy()))
     assert last.test_error < 0.45                       # it learned something in six epochs
+
+
+def test_the_final_per_point_errors_are_those_the_test_error_counts(data):
+    """The last row keeps each test point's error, packed: their mean is ``test_error``
+    exactly, alone and stacked, and nnPUSB's view keeps its own."""
+    from pusupport.core.metrics import pack_rows, unpack_rows
+    from pusupport.core.models import predict
+    from pusupport.core.training import train_seeds
+    assert pack_rows(torch.tensor([True, False, True, True, False])) == "5:b0"
+    assert unpack_rows("5:b0") == [True, False, True, True, False]
+    r = train(data, method="nnpu", **FAST)
+    last = r.history.iloc[-1]
+    g = predict(r.model, data.x_test, amp=resolve(r.config).bf16)
+    assert unpack_rows(last.test_wrong) == ((g > 0) != (data.y_test > 0)).tolist()
+    assert r.history.test_wrong.iloc[:-1].isna().all()
+    for h in [r.history] + [x.history for x in train_seeds(lambda s: data, [0, 1], method="nnpu", **FAST)]:
+        last = h.iloc[-1]
+        for wrong, error in ((last.test_wrong, last.test_error),
+                             (last["test_wrong:nnpusb"], last["test_error:nnpusb"])):
+            assert len(unpack_rows(wrong)) == len(data.y_test)
+            assert sum(unpack_rows(wrong)) / len(data.y_test) == error
 
 
 def test_nnpu_and_upu_never_select(data):

@@ -28,6 +28,31 @@ def test_the_interval_and_both_p_values_by_hand():
     assert p.differences == pytest.approx(tuple(d))
 
 
+def test_the_test_sets_part_by_hand():
+    """Two seeds × four points of 0/1 errors: the two-way mean squares by hand, the interval
+    widened by the test set's part with Satterthwaite's degrees of freedom."""
+    from pusupport.book.verdicts import test_sampling
+    a = np.array([[1, 1, 0, 0], [1, 0, 1, 0]])
+    b = np.array([[0, 1, 0, 0], [0, 0, 0, 0]])
+    d = a - b                                   # [[1, 0, 0, 0], [1, 0, 1, 0]]: mean 3/8
+    n, N, grand = 2, 4, 3 / 8
+    ms_seed = N * ((d.mean(1) - grand) ** 2).sum() / (n - 1)          # 4 · 2 · (1/8)² = 1/8
+    ms_point = n * ((d.mean(0) - grand) ** 2).sum() / (N - 1)         # 2 · (0.390625 + 0.0625 · 3 + 0.015625)/3
+    ss_res = ((d - d.mean(1, keepdims=True) - d.mean(0, keepdims=True) + grand) ** 2).sum()
+    ms_res = ss_res / ((n - 1) * (N - 1))
+    test, whole, df = test_sampling(a, b)
+    assert test == pytest.approx((ms_point - ms_res) / (n * N))
+    assert whole == pytest.approx((ms_seed + ms_point - ms_res) / (n * N))
+    parts = [(ms_seed / 8, 1), (ms_point / 8, 3), (ms_res / 8, 3)]
+    assert df == pytest.approx(whole ** 2 / sum(v ** 2 / k for v, k in parts))
+    p = paired_difference(a.mean(1), b.mean(1), wrong=(a, b))
+    assert p.se == pytest.approx(math.sqrt(whole)) and p.test_var == pytest.approx(test)
+    assert (p.low, p.high) == pytest.approx((3 / 8 - stats.t.ppf(0.975, df) * p.se,
+                                             3 / 8 + stats.t.ppf(0.975, df) * p.se))
+    with pytest.raises(ValueError, match="seed order"):
+        paired_difference(b.mean(1), a.mean(1), wrong=(a, b))
+
+
 # --- the issue's constructed cases -------------------------------------------------------
 
 def test_five_seeds_all_negative_are_descriptive_only():
@@ -333,3 +358,11 @@ def test_twenty_seeds_get_a_verdict_and_more_than_forty_a_sign_flip_p_value():
     many = -0.02 + 0.005 * rng.standard_normal(50)
     assert sign_flip_p_value(many) == sign_flip_p_value(many) == pytest.approx(1e-4)
     assert sign_flip_p_value(rng.standard_normal(50)) > 0.01
+
+
+def test_seeds_cannot_outrun_the_test_sets_sampling():
+    """The advice counts the test set's part, which more seeds do not shrink: more seeds than
+    without it, and none at all once that part alone hides a gain of Δ/2."""
+    alone = seeds_needed(0.004, 0.01, 6)
+    assert seeds_needed(0.004, 0.01, 6, test_var=0.001 ** 2) > alone
+    assert seeds_needed(0.004, 0.01, 6, test_var=0.005 ** 2) is None

@@ -16,8 +16,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
+import numpy as np
 import pandas as pd
 
+from ..core.metrics import unpack_rows
 from .verdicts import (CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED, Judged, Margin,
                        Paired, judge_within, paired_difference)
 
@@ -65,6 +67,29 @@ def observed(text: str, reproduced: bool, contradicted: bool) -> Outcome:
     return Outcome(text, REPRODUCED if reproduced else CONTRADICTED if contradicted else INCONCLUSIVE)
 
 
+def shared_test(summary: dict) -> bool:
+    """Whether a page's seeds share one test set (a real data set's test split), whose
+    sampling an interval must then cover; the synthetic page draws a test set per seed."""
+    return summary.get("dataset") != "synthetic"
+
+
+def per_point(final: pd.DataFrame, methods, seeds, summary: dict) -> tuple | None:
+    """Each of ``methods``' per-point 0/1 test errors (seeds × points) at its final epoch
+    (``final``: one row a method and seed), for :func:`~pusupport.book.verdicts.paired_difference`;
+    None where the seeds draw their own test sets or a run did not record them (results
+    trained before they were kept: the interval then holds this test set fixed)."""
+    if not shared_test(summary) or "test_wrong" not in final:
+        return None
+    cells = final.set_index(["method", "seed"]).test_wrong
+    try:
+        packed = [[cells[m, s] for s in seeds] for m in methods]
+    except KeyError:
+        return None
+    if not all(isinstance(c, str) for row in packed for c in row):
+        return None
+    return tuple(np.array([unpack_rows(c) for c in row]) for row in packed)
+
+
 def lower_error(method: str, baseline: str) -> Callable:
     """Paired by seed: ``method`` − ``baseline`` on the final test error (judged) and on the
     mean test error of the last :data:`LAST_K` evaluated epochs (reported beside it). Seeds
@@ -72,11 +97,13 @@ def lower_error(method: str, baseline: str) -> Callable:
     def check(summary, history):
         rows = history.dropna(subset=["test_error"])
         last_k = sorted(rows.epoch.unique())[-LAST_K:]
-        final = rows[rows.epoch == last_k[-1]].groupby(["method", "seed"]).test_error.mean()
+        last = rows[rows.epoch == last_k[-1]]
+        final = last.groupby(["method", "seed"]).test_error.mean()
         damped = rows[rows.epoch.isin(last_k)].groupby(["method", "seed"]).test_error.mean()
         ran = {m: set(final[m].index) for m in (method, baseline)}
         seeds = sorted(ran[method] & ran[baseline])
-        p = paired_difference(final[method][seeds], final[baseline][seeds])
+        p = paired_difference(final[method][seeds], final[baseline][seeds],
+                              per_point(last, (method, baseline), seeds, summary))
         q = paired_difference(damped[method][seeds], damped[baseline][seeds])
         text = (f"{method} − {baseline}, final test error: {p.describe()}; mean of the last "
                 f"{len(last_k)} evaluated epochs: {q.interval()}")
@@ -137,11 +164,14 @@ def _p(j: Judged | None) -> str:
     return f"t {j.p_t:.3f}, exact {j.p_exact:.3f}" + (f" ({j.adjustment})" if j.adjustment else "")
 
 
-def _covers(summary: dict) -> str:
-    """What a comparison's interval covers: the synthetic page draws a test set per seed."""
-    if summary.get("dataset") == "synthetic":
+def _covers(summary: dict, judged: Judged | None = None) -> str:
+    """What a comparison's interval covers: the synthetic page draws a test set per seed;
+    on a test split the seeds share, its sampling where the runs kept their per-point errors."""
+    if not shared_test(summary):
         return "training and a test set drawn per seed"
-    return "training randomness, on this test split"
+    if judged is not None and judged.paired.test_var == judged.paired.test_var:
+        return "training randomness and the test set's sampling"
+    return "training randomness, on this test split held fixed"
 
 
 def reproduction_table(output_dir, claims, spread: dict | None = None,
@@ -160,7 +190,7 @@ def reproduction_table(output_dir, claims, spread: dict | None = None,
                          " simultaneous" if j.adjustment else "") if compared else "—",
                      "p (adjusted)": _p(j), "ruled out": j.ruled_out() if compared else "—",
                      "Δ": "—" if j is None else f"{j.margin:.4f}",
-                     "interval covers": "—" if j is None else _covers(summary),
+                     "interval covers": "—" if j is None else _covers(summary, j),
                      "floor": "—" if j is None else f"{j.floor:.4f}",
                      "verdict": o.verdict if j is None else j.text(), "measured": o.measured})
     return pd.DataFrame(rows)

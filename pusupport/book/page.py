@@ -15,7 +15,7 @@ import pandas as pd
 import torch
 
 from ..core import checkpoint
-from ..core.config import DRY_RUN_ROWS, Settings, TrainConfig, merge
+from ..core.config import DRY_RUN_ROWS, DRY_RUN_STEP_ROWS, Settings, TrainConfig, merge
 from ..core.methods import get_method
 from ..core.runtime import resolve
 from ..data.datasets import SIZES
@@ -193,7 +193,8 @@ class Page:
             lines.append(f"DRY RUN (dry_run={self.settings.train.dry_run}): these settings, the first "
                          f"seed only; each run takes one optimisation step in epochs "
                          f"{[e for e in visited.visited_epochs() if visited.steps_in(e)]} of its "
-                         f"schedule; selection and evaluation score the first "
+                         f"schedule, on the first {DRY_RUN_STEP_ROWS} rows of a batch drawn at "
+                         f"the paper's size; selection and evaluation score the first "
                          f"{DRY_RUN_ROWS} rows of U and of the test set. Nothing here is a result.")
         if self.dataset in NOT_IN_PAPER:
             lines.append(f"({self.dataset} is not in the paper: 'paper' settings are this book's choice)")

@@ -54,6 +54,7 @@ def execute(plan: Plan, store: RunStore | None = None, runner: dict | None = Non
     def history(label, seed):
         base, view = plan.shown[label]
         h = histories[base, seed]
-        return h.assign(method=label, **({} if view is None else {"test_error": h[view_column(view)]}))
+        return h.assign(method=label, **({} if view is None else {
+            "test_error": h[view_column(view)], "test_wrong": h.get(view_column(view, "test_wrong"))}))
     return pd.concat([history(label, seed) for label, (base, _) in plan.shown.items()
                       for seed in seeds[base]], ignore_index=True)

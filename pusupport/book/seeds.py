@@ -17,18 +17,20 @@ def min_seeds(family: int = 1) -> int:
     return next(n for n in range(1, 64) if family * 2 / 2 ** n < ALPHA)
 
 
-def decides(k, sd: float, margin: float, family: int = 1, gain: float = ALTERNATIVE):
+def decides(k, sd: float, margin: float, family: int = 1, gain: float = ALTERNATIVE,
+            test_var: float = 0.0):
     """The chance that ``k`` seeds reach a verdict when the true difference is a gain of
     ``gain`` × Δ with per-seed SD ``sd``, in a family of ``family`` (Bonferroni): the mean
     falls where the rule decides — a gain or a loss shown at the strong level (the band
     between it and ALPHA is borderline, no verdict), or no difference shown and the
     interval above −Δ. Normal differences: the mean is normal and independent of the
-    sample SD, whose χ² distribution is integrated over 256 quantiles."""
+    sample SD, whose χ² distribution is integrated over 256 quantiles. ``test_var``: the
+    mean's variance from sampling a test set the seeds share, which more seeds do not shrink."""
     from scipy.stats import chi2, norm, t
     k = np.asarray(k, dtype=float)[..., None]
     q = (np.arange(256) + 0.5) / 256
-    s = sd * np.sqrt(chi2.ppf(q, k - 1) / (k - 1) / k)          # the standard error each draw sees
-    mu, se = -gain * margin, sd / np.sqrt(k)
+    s = np.sqrt(sd ** 2 * chi2.ppf(q, k - 1) / (k - 1) / k + test_var)   # the SE each draw sees
+    mu, se = -gain * margin, np.sqrt(sd ** 2 / k + test_var)
     c95, c99 = t.ppf(1 - ALPHA / (2 * family), k - 1), t.ppf(1 - STRONG / (2 * family), k - 1)
     shown = norm.cdf((-c99 * s - mu) / se) + norm.sf((c99 * s - mu) / se)
     low = np.maximum(-c95 * s, c95 * s - margin)            # ruled out: L > −Δ, no difference shown
@@ -36,12 +38,13 @@ def decides(k, sd: float, margin: float, family: int = 1, gain: float = ALTERNAT
     return (shown + ruled).mean(axis=-1)
 
 
-def seeds_needed(sd: float, margin: float, n: int, family: int = 1, most: int = 1000) -> int | None:
+def seeds_needed(sd: float, margin: float, n: int, family: int = 1, most: int = 1000,
+                 test_var: float = 0.0) -> int | None:
     """The fewest seeds, more than ``n`` and at least :func:`min_seeds` of the family, that
     decide with :data:`POWER` at a true gain of Δ/2 (:func:`decides`, the family's critical
-    values) at this per-seed SD; None beyond ``most``."""
+    values) at this per-seed SD and test-set variance; None beyond ``most``."""
     k = np.arange(max(n + 1, min_seeds(family), 2), most + 1)
-    if not sd > 0:
+    if not sd > 0 and not test_var > 0:
         return int(k[0]) if len(k) else None
-    enough = np.flatnonzero(decides(k, sd, margin, family) >= POWER)
+    enough = np.flatnonzero(decides(k, sd, margin, family, test_var=test_var) >= POWER)
     return int(k[enough[0]]) if len(enough) else None

@@ -61,6 +61,14 @@ class Paired:
     detectable: float
     sd: float = math.nan
     differences: tuple = ()
+    se: float = math.nan        # the mean's standard error: seeds, and the test set when sampled
+    df: float = math.nan        # its degrees of freedom (Satterthwaite's with a test-set part)
+    test_var: float = math.nan  # the part of se² from sampling the test set (NaN: not covered)
+
+    def __post_init__(self):
+        if math.isnan(self.se) and self.n >= 2:          # the seeds alone
+            object.__setattr__(self, "se", self.sd / math.sqrt(self.n))
+            object.__setattr__(self, "df", self.n - 1)
 
     def interval(self, digits: int = 4) -> str:
         """The mean and its 95 % interval, e.g. "-0.0123 [-0.0300, +0.0050]"."""
@@ -132,15 +140,39 @@ def sign_flip_p_value(differences) -> float:
     return float(beyond.sum() / 2.0 ** n)
 
 
-def _t_p_value(mean: float, se: float, n: int) -> float:
+def _t_p_value(mean: float, se: float, df: float) -> float:
     from scipy.stats import t
     if se == 0:
         return 1.0 if mean == 0 else 0.0
-    return float(2 * t.sf(abs(mean) / se, n - 1))
+    return float(2 * t.sf(abs(mean) / se, df))
 
 
-def paired_difference(method, baseline) -> Paired:
-    """Paired method − baseline over seeds (sequences of equal length, in seed order)."""
+def test_sampling(wrong_method, wrong_baseline) -> tuple[float, float, float]:
+    """The variance a shared test set adds to the mean paired difference: the per-point
+    differences δ_si (seeds × points, from 0/1 errors) as a crossed two-way random-effects
+    design, δ_si = μ + a_s + b_i + e_si. Var(mean) = σ²_a/n + σ²_b/N + σ²_e/(nN) is
+    (MS_seed + MS_point − MS_res)/(nN); its test-set part (MS_point − MS_res)/(nN), at least
+    0. Returns (that part, the whole, Satterthwaite's degrees of freedom)."""
+    d = np.asarray(wrong_method, dtype=float) - np.asarray(wrong_baseline, dtype=float)
+    n, N = d.shape
+    grand, seeds, points = d.mean(), d.mean(1), d.mean(0)
+    ms_seed = N * ((seeds - grand) ** 2).sum() / (n - 1)
+    ms_point = n * ((points - grand) ** 2).sum() / (N - 1)
+    ss_res = ((d - grand) ** 2).sum() - (n - 1) * ms_seed - (N - 1) * ms_point
+    ms_res = max(ss_res, 0.0) / ((n - 1) * (N - 1))
+    test = max(ms_point - ms_res, 0.0) / (n * N)
+    whole = ms_seed / (n * N) + test
+    parts = [(ms_seed / (n * N), n - 1)] + ([(ms_point / (n * N), N - 1), (ms_res / (n * N), (n - 1) * (N - 1))]
+                                           if test > 0 else [])
+    denominator = sum(v ** 2 / df for v, df in parts)
+    return test, whole, (whole ** 2 / denominator if denominator > 0 else n - 1)
+
+
+def paired_difference(method, baseline, wrong: tuple | None = None) -> Paired:
+    """Paired method − baseline over seeds (sequences of equal length, in seed order).
+    ``wrong``: both methods' 0/1 errors on each point of a test set the seeds share (seeds ×
+    points each, their means the values given) — the interval then covers the test set's
+    sampling too (:func:`test_sampling`); without it, the training randomness on this test set."""
     a, b = np.asarray(method, dtype=float), np.asarray(baseline, dtype=float)
     if a.shape != b.shape or a.ndim != 1 or len(a) == 0:
         raise ValueError(f"need one value per seed for both, got shapes {a.shape} and {b.shape}")
@@ -150,11 +182,18 @@ def paired_difference(method, baseline) -> Paired:
         return Paired(1, mean, math.nan, math.nan, math.nan, math.nan, math.nan,
                       differences=tuple(d))
     sd = float(d.std(ddof=1)) if np.ptp(d) > 1e-12 else 0.0            # equal up to rounding
-    se = sd / math.sqrt(n)
-    half = _t_quantile(0.975, n - 1) * se
-    detectable = (_t_quantile(0.975, n - 1) + _t_quantile(0.80, n - 1)) * se
-    return Paired(n, mean, mean - half, mean + half, _t_p_value(mean, se, n),
-                  sign_flip_p_value(d), detectable, sd, tuple(d))
+    se, df, test_var = sd / math.sqrt(n), n - 1, math.nan
+    if wrong is not None:
+        per_seed = np.asarray(wrong[0], dtype=float).mean(1) - np.asarray(wrong[1], dtype=float).mean(1)
+        if per_seed.shape != d.shape or not np.allclose(per_seed, d, atol=1e-9):
+            raise ValueError("the per-point errors do not give the per-seed values: pass each "
+                             "seed's errors in the values' seed order")
+        test_var, whole, df = test_sampling(*wrong)
+        se = math.sqrt(whole) if sd > 0 or test_var > 0 else 0.0
+    half = _t_quantile(0.975, df) * se
+    detectable = (_t_quantile(0.975, df) + _t_quantile(0.80, df)) * se
+    return Paired(n, mean, mean - half, mean + half, _t_p_value(mean, se, df),
+                  sign_flip_p_value(d), detectable, sd, tuple(d), se, df, test_var)
 
 
 @dataclass(frozen=True)
@@ -193,7 +232,8 @@ class Judged:
         """Inconclusive: the seeds that would decide (:func:`seeds_needed`); else None."""
         if self.verdict != INCONCLUSIVE:
             return None
-        return seeds_needed(self.paired.sd, self.margin, self.paired.n, self.family)
+        test_var = self.paired.test_var if self.paired.test_var == self.paired.test_var else 0.0
+        return seeds_needed(self.paired.sd, self.margin, self.paired.n, self.family, test_var=test_var)
 
     @property
     def level(self) -> str:
@@ -220,7 +260,8 @@ class Judged:
         if v == RULED_OUT:
             return f"{v}: no gain of Δ = {self.margin:.4f} or more"
         if v == INCONCLUSIVE:
-            more = f"about {self.needed} seeds" if self.needed else "more than 1,000 seeds"
+            more = (f"about {self.needed} seeds" if self.needed else "more than 1,000 seeds"
+                    if not self.paired.test_var > 0 else "no number of seeds on this test set")
             return (f"{v}: {more} would decide at Δ = {self.margin:.4f} ({POWER:.0%} power at a "
                     f"true gain of Δ/2{'' if self.family == 1 else f', a family of {self.family}'})")
         if v == BORDERLINE:
@@ -300,11 +341,10 @@ def judge_within(paired: Paired, margin: float, floor: float, family: int) -> Ju
     other claims' p-values, which a page judging its own claim does not have)."""
     if family <= 1 or paired.n < 2:
         return judge(paired, margin, floor, family=max(family, 1))
-    se = paired.sd / math.sqrt(paired.n)
-    c = _t_quantile(1 - ALPHA / (2 * family), paired.n - 1)
+    c = _t_quantile(1 - ALPHA / (2 * family), paired.df)
     return judge(paired, margin, floor, p_t=min(1.0, family * paired.p_t),
                  p_exact=min(1.0, family * paired.p_exact),
-                 interval=(paired.mean - c * se, paired.mean + c * se),
+                 interval=(paired.mean - c * paired.se, paired.mean + c * paired.se),
                  adjustment=f"Bonferroni over {family}", family=family)
 
 
@@ -324,5 +364,5 @@ def judge_jointly(paireds: list[Paired], margins: list[float], floors: list[floa
     p_t = [min(1.0, across * p) for p in holm([p.p_t for p in paireds])]
     how = f"max-|t| sign-flip over {k}" + (f", Bonferroni over {across} families" if across > 1 else "")
     return [judge(p, margin, floor, p_t=pt, p_exact=pe, adjustment=how, family=across,
-                  interval=(p.mean - critical * p.sd / math.sqrt(n), p.mean + critical * p.sd / math.sqrt(n)))
+                  interval=(p.mean - critical * p.se, p.mean + critical * p.se))
             for p, margin, floor, pt, pe in zip(paireds, margins, floors, p_t, p_exact)]

@@ -82,8 +82,9 @@ class TrainConfig:
     epochs and at its end, and calling it again resumes from the last one.
     ``compile`` runs the training forward pass through ``torch.compile``.
     ``dry_run`` = n > 0 proves these settings without training: n epochs of the schedule
-    are visited (see :meth:`visited_epochs`), each with one optimisation step, and
-    selection and evaluation score the first :data:`DRY_RUN_ROWS` rows of U and the test set.
+    are visited (see :meth:`visited_epochs`), each with one optimisation step on the first
+    :data:`DRY_RUN_STEP_ROWS` rows of a batch drawn at ``batch_size``, and selection and
+    evaluation score the first :data:`DRY_RUN_ROWS` rows of U and the test set.
     ``autocast``, ``channels_last``, ``generators``, ``dropout_streams`` and ``compile``
     are the device-conditional choices (:mod:`pusupport.core.runtime`: "auto"/None = the
     device's default).
@@ -230,6 +231,9 @@ class PageConfig:
 
 #: Rows of U and of the test set a dry run scores.
 DRY_RUN_ROWS = 256
+#: Rows of each paper-sized mini-batch a dry run's step takes (P, U and S in the batch's
+#: proportions, at least one of P and of U): the batch is drawn at the paper's size, then cut.
+DRY_RUN_STEP_ROWS = 32
 
 SECTIONS = {"data": DataConfig, "model": ModelConfig, "train": TrainConfig, "page": PageConfig}
 

@@ -111,9 +111,10 @@ def views_of(name: str) -> list[Method]:
 VIEW_PREFIX = "test_error:"
 
 
-def view_column(name: str) -> str:
-    """The history column of the test error at view ``name``'s threshold."""
-    return VIEW_PREFIX + name
+def view_column(name: str, column: str = "test_error") -> str:
+    """The history column of the test error (or ``column``, e.g. the per-point errors
+    "test_wrong") at view ``name``'s threshold."""
+    return f"{column}:{name}"
 
 
 def grow_selection(end: EpochEnd, smallest: bool = False, among: Callable | None = None) -> None:

@@ -18,11 +18,11 @@ import pandas as pd
 import torch
 
 from . import checkpoint
-from .config import DRY_RUN_ROWS, TrainConfig, merge
+from .config import DRY_RUN_ROWS, DRY_RUN_STEP_ROWS, TrainConfig, merge
 from .problem import PUData
 from .members import SingleModel, StackedModels
 from .methods import Batch, EpochEnd, get_method, view_column, views_of
-from .metrics import average_precision, roc_auc, zero_one_error
+from .metrics import average_precision, pack_rows, roc_auc, wrong_rows, zero_one_error
 from .models import full_precision
 from .progress import progress
 from .runtime import resolve, resolve_device
@@ -58,6 +58,16 @@ def stratified_batches(n_p: int, n_u: int, s_index: torch.Tensor, batch_size: in
     s_index = s_index.to(dev)
     s = s_index[torch.randperm(len(s_index), generator=gen, device=dev)].tensor_split(n)
     return list(zip(p, u, s))
+
+
+def dry_run_batch(batch: tuple, rows: int = DRY_RUN_STEP_ROWS) -> tuple:
+    """A dry run's cut of one step's batch (each member's P, U and S indices): its first
+    ``rows`` rows in the batch's proportions, at least one of P and of U. P and U keep
+    equal sizes across members (S may differ: it is padded), so stacks stay stackable."""
+    p, u = len(batch[0][0]), len(batch[0][1])
+    share = min(1.0, rows / (p + u))
+    return tuple((bp[:max(1, round(p * share))], bu[:max(1, round(u * share))],
+                  bs[:round(len(bs) * share)]) for bp, bu, bs in batch)
 
 
 @dataclass
@@ -201,6 +211,14 @@ def test_metrics(g_test: torch.Tensor, y_test: torch.Tensor, threshold=None) -> 
     return torch.stack([zero_one_error(decided, y_test), *ranked], 1).tolist()
 
 
+def final_wrong(g_test: torch.Tensor, y_test: torch.Tensor, threshold=None) -> list[str]:
+    """Each member's final per-test-point errors, packed (:func:`~pusupport.core.metrics.pack_rows`),
+    at its method's threshold: the points behind ``test_error``, for intervals that cover the
+    test set's sampling."""
+    decided = g_test if threshold is None else g_test - threshold[:, None]
+    return [pack_rows(w) for w in wrong_rows(decided, y_test[:, :g_test.shape[1]])]
+
+
 def view_errors(groups: list[_Group], scored, g_test: torch.Tensor, y_test: torch.Tensor) -> list[dict]:
     """Each member's test error at the threshold of each view of its method
     (:attr:`~pusupport.core.methods.Method.view_of`, e.g. nnPUSB of nnPU): {column: error};
@@ -210,9 +228,10 @@ def view_errors(groups: list[_Group], scored, g_test: torch.Tensor, y_test: torc
     for g in groups:
         for view in views_of(g.cfg.method):
             theta = view.threshold(scored("x_p")[g.rows], scored("x_u")[g.rows], g.prior)
-            errors = zero_one_error(g_test[g.rows] - theta[:, None], y_test[g.rows]).tolist()
-            for k, error in zip(range(g.start, g.stop), errors):
-                out[k][view_column(view.name)] = error
+            wrong = wrong_rows(g_test[g.rows] - theta[:, None], y_test[g.rows])
+            for k, w in zip(range(g.start, g.stop), wrong):
+                out[k][view_column(view.name)] = w.double().mean().item()
+                out[k][view_column(view.name, "test_wrong")] = pack_rows(w)
     return out
 
 
@@ -279,6 +298,8 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
                       for sel, g in zip(selected, batch_gens)]
         sums = torch.zeros(K, 4, device=device)
         steps = list(zip(*per_member))[:cfg.steps_in(epoch)]
+        if cfg.dry_run:
+            steps = [dry_run_batch(batch) for batch in steps]
         for batch in steps:
             x, sizes, s_mask, index_u = members.batch_inputs(batch)
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
@@ -307,6 +328,8 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
             metrics = test_metrics(scored("x_test"), y_test, threshold[0])
         if epoch == last and n_test > 0:     # a view's final error: U scored once a run
             viewed = view_errors(groups, scored, scored("x_test"), y_test)
+            viewed = [{**v, "test_wrong": w} for v, w in
+                      zip(viewed, final_wrong(scored("x_test"), y_test, threshold[0]))]
         if supervised:
             train_errors = [math.nan] * K
             if cfg.evaluates_at(epoch):

@@ -11,7 +11,7 @@ import pandas as pd
 from ...core.baselines import distpu, robustpu, vpu
 from ...core.methods import get_method
 from ...data.datasets import SIZES
-from ..claims import floor_for
+from ..claims import floor_for, per_point
 from ..experiment import Experiment, RunSpec
 from ..verdicts import (CONTRADICTED, MIN_SEEDS, REPRODUCED, RULED_OUT, SMALLER_GAIN, SMALLER_LOSS,
                         Margin, judge, judge_jointly, paired_difference)
@@ -185,7 +185,8 @@ def standings(history: pd.DataFrame, meta: dict, spread: dict | None = None) -> 
             for metric in METRICS:
                 ours, theirs = by.loc["aapu", metric][seeds], by.loc[method, metric][seeds]
                 sign = -1 if metric in HIGHER_IS_BETTER else 1
-                paired = paired_difference(sign * ours.to_numpy(), sign * theirs.to_numpy())
+                points = per_point(here, ("aapu", method), seeds, {"dataset": dataset}) if metric == "test_error" else None
+                paired = paired_difference(sign * ours.to_numpy(), sign * theirs.to_numpy(), points)
                 shortfall = float(1 - theirs.mean() if metric in HIGHER_IS_BETTER else theirs.mean())
                 members.append((method, metric, paired, MARGIN.value(shortfall, info["n_test"]),
                                 float(theirs.mean() - ours.mean())))
