@@ -154,6 +154,25 @@ def test_nan_in_a_feature_table(capsys, tmp_path):
     assert "1 training row(s) hold NaN or inf values: remove or impute them" in msg
 
 
+def test_positive_1_matches_a_float_label_column(tmp_path):
+    """A label column read as floats names its classes '0.0' and '1.0': `--positive 1` (or
+    1.0) finds '1.0'; a name still matches before a number, and a number naming no class fails."""
+    from pusupport.apps.own import build_problem, load_own
+    from pusupport.core.problem import resolve_classes
+    table = pd.DataFrame({"a": np.arange(40.0), "label": (np.arange(40) % 2).astype(float)})
+    table.loc[::5, "a"] += 0.5
+    table.to_csv(tmp_path / "t.csv", index=False)
+    data = load_own(features=tmp_path / "t.csv")
+    assert data.labeled.classes == ["0.0", "1.0"]
+    for positive in (1, "1", "1.0"):
+        assert resolve_classes(positive, data.labeled.classes) == [1]
+        problem = build_problem(data, positive, n_labeled=5)
+        assert len(problem.x_p) == 5 and 0.3 < problem.prior < 0.5        # U keeps 10 of its 27
+    assert resolve_classes("1", ["1", "1.0"]) == [0]
+    with pytest.raises(ValueError, match=r"unknown positive class\(es\) \['2'\]"):
+        resolve_classes(2, data.labeled.classes)
+
+
 def test_a_missing_label_column_is_named_in_each_interface_s_spelling(capsys, tmp_path):
     from pusupport.apps.own import load_own
     pd.DataFrame({"a": np.arange(20.0), "y": np.arange(20) % 2}).to_csv(tmp_path / "t.csv", index=False)

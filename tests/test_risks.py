@@ -135,6 +135,32 @@ def test_aapu_value_and_gradient(scores, loss):
         assert_close(g_u, [-a for a in du_n])
 
 
+@pytest.mark.parametrize("loss", ["logistic", "sigmoid"])
+def test_the_literal_clamp_gives_s_its_gradient_on_a_corrected_batch(loss):
+    """correction="clamp": on a batch whose R̂_n < 0 the objective is R̂_p + max(0, R̂_n) = R̂_p,
+    so S and P keep R̂_p's gradient (π/n_p · ℓ'(g)) and U gets none; Kiryo's rule gives S none."""
+    gs_values = [NEGATIVE[1][1], 0.7]
+    gp, gu, gs = leaf(NEGATIVE[0]), leaf(NEGATIVE[1]), leaf(gs_values)
+    r = aapu_risk(gp, gu, gs, PRIOR, loss, correction="clamp")
+    r_p, r_n, (dp_p, du_p, ds_p), _ = hand_parts(NEGATIVE[0], NEGATIVE[1], gs_values, loss)
+    assert r_n < 0 and bool(r.corrected)
+    assert_close(float(r.value), r_p)
+    assert_close(float(r.objective.detach()), r_p)
+    g_p, g_u, g_s = grads(r, gp, gu, gs)
+    assert_close(g_s, ds_p)
+    assert all(abs(x) > 1e-3 for x in ds_p)
+    assert_close(g_p, dp_p)
+    assert_close(g_u, [0.0] * len(NEGATIVE[1]))
+    kiryo = aapu_risk(leaf(NEGATIVE[0]), leaf(NEGATIVE[1]), gs := leaf(gs_values), PRIOR, loss)
+    kiryo.objective.backward()
+    assert_close(gs.grad.tolist(), [0.0, 0.0])
+    plain = aapu_risk(leaf(PLAIN[0]), leaf(PLAIN[1]), leaf(gs_values), PRIOR, loss, correction="clamp")
+    same = aapu_risk(leaf(PLAIN[0]), leaf(PLAIN[1]), leaf(gs_values), PRIOR, loss)
+    assert_close(float(plain.objective.detach()), float(same.objective.detach()))   # R̂_n ≥ 0: one rule
+    with pytest.raises(ValueError, match="correction must be one of"):
+        aapu_risk(gp, gu, gs, PRIOR, loss, correction="max")
+
+
 def test_moving_a_point_into_s_changes_only_the_positive_term():
     gp, gu = torch.tensor(PLAIN[0]), torch.tensor(PLAIN[1])
     base = aapu_risk(gp, gu, gu[:0], PRIOR)

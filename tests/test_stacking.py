@@ -104,11 +104,13 @@ def test_vectorised_run_resumes_from_its_checkpoint(tmp_path, monkeypatch):
 
 def test_each_member_of_a_settings_stack_equals_its_single_run():
     """Settings stacked as one network — π, the loss, n_select, select_from, re-picks, S's
-    weight and the method differing by member — give each member its own run's numbers."""
+    weight, the max(0, ·) rule and the method differing by member — give each member its own
+    run's numbers."""
     base = dict(epochs=10, batch_size=64, lr=3e-3, lr_schedule={7: 1e-3}, progress=False)
     runs = [(dict(method="aapu", n_select=5, select_from=3), data),
             (dict(method="aapu", n_select=3, select_from=5, allow_repick=False), data),
             (dict(method="aapu", n_select=5, select_from=3, s_weight="union"), data),
+            (dict(method="aapu", n_select=5, select_from=3, correction="clamp"), data),
             (dict(method="nnpu", loss="sigmoid"), data),
             (dict(method="nnpu"), lambda seed: replace(data(seed), prior=0.3)),
             (dict(method="upu"), data)]

@@ -132,6 +132,13 @@ def test_bad_config_is_rejected(kwargs, match):
         TrainConfig(**kwargs)
 
 
+def test_the_clamp_reading_is_refused_for_other_authors_methods():
+    with pytest.raises(ValueError, match="nnpusb keeps its authors' rule; use correction='kiryo'"):
+        TrainConfig(method="nnpusb", correction="clamp")
+    with pytest.raises(ValueError, match=r"correction must be one of \('kiryo', 'clamp'\)"):
+        TrainConfig(method="aapu", correction="literal")
+
+
 def test_bad_device_and_prior(data):
     with pytest.raises(ValueError, match="device"):
         train(data, device="tpu", **FAST)

@@ -33,9 +33,9 @@ from .store import RunStore
 
 #: Settings that do not change a run's numbers (where it runs, what it saves).
 NOT_RESULTS = {f"train.{k}" for k in checkpoint.NOT_RESULTS}
-#: Settings added after results were committed: left out of a fingerprint while unset
-#: (None), so that adding one leaves every committed result current.
-ADDED_LATER = {"page.compared"}
+#: Settings added after results were committed, with the value every earlier result had:
+#: left out of a fingerprint while at it, so that adding one leaves those results current.
+ADDED_LATER = {"page.compared": None, "train.correction": "kiryo"}
 
 
 @dataclass
@@ -163,7 +163,7 @@ class Page:
         """What shapes the page's numbers: its folder, data set, every setting that shapes a
         result and (``seeds``) its seeds; without them, what runs on any seed must share."""
         flat = {k: v for k, v in self.settings.flat().items()
-                if k not in NOT_RESULTS and not (k in ADDED_LATER and v is None)}
+                if k not in NOT_RESULTS and not (k in ADDED_LATER and v == ADDED_LATER[k])}
         if seeds:
             return {"page": self.name, "dataset": self.dataset, "seeds": self.seeds, "settings": flat}
         flat.pop("page.n_seeds")

@@ -332,7 +332,8 @@ def max_t_sign_flip(differences, alpha: float = ALPHA) -> tuple[list[float], flo
     flipped = np.abs(_t_statistics(signs[:, :, None] * d[None]))      # patterns × members
     most = np.nan_to_num(flipped.max(axis=1))
     adjusted = [(most >= t * (1 - 1e-12)).mean() for t in observed]
-    return [float(p) for p in adjusted], float(np.quantile(most, 1 - alpha, method="higher"))
+    critical = float(np.quantile(most, 1 - alpha, method="higher"))
+    return [float(p) for p in adjusted], math.inf if critical >= np.finfo(float).max else critical
 
 
 def judge_within(paired: Paired, margin: float, floor: float, family: int) -> Judged:
@@ -357,12 +358,13 @@ def judge_jointly(paireds: list[Paired], margins: list[float], floors: list[floa
     seeds): Bonferroni over them — p-values times ``across``, the interval at 1 − α/across."""
     if len({p.n for p in paireds}) != 1 or paireds[0].n < 2:
         raise ValueError("a joint family needs the same seeds (at least 2) for every member")
-    k, n = len(paireds), paireds[0].n
+    k = len(paireds)
     p_exact, critical = max_t_sign_flip(np.column_stack([p.differences for p in paireds]),
                                         ALPHA / across)
     p_exact = [min(1.0, across * p) for p in p_exact]
     p_t = [min(1.0, across * p) for p in holm([p.p_t for p in paireds])]
     how = f"max-|t| sign-flip over {k}" + (f", Bonferroni over {across} families" if across > 1 else "")
+    half = [critical * p.se if math.isfinite(critical) else math.inf for p in paireds]   # too few seeds: unbounded
     return [judge(p, margin, floor, p_t=pt, p_exact=pe, adjustment=how, family=across,
-                  interval=(p.mean - critical * p.se, p.mean + critical * p.se))
-            for p, margin, floor, pt, pe in zip(paireds, margins, floors, p_t, p_exact)]
+                  interval=(p.mean - h, p.mean + h))
+            for p, h, margin, floor, pt, pe in zip(paireds, half, margins, floors, p_t, p_exact)]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, fields, replace
 from .losses import LOSSES
 from .methods import METHODS, get_method
 from .models import MODELS
-from .risks import S_WEIGHTS
+from .risks import CORRECTIONS, S_WEIGHTS
 from .runtime import AUTOCAST, DROPOUT_STREAMS, GENERATORS
 
 
@@ -81,6 +81,8 @@ class TrainConfig:
     With ``checkpoint_dir`` set, the run saves a checkpoint every ``checkpoint_every``
     epochs and at its end, and calling it again resumes from the last one.
     ``compile`` runs the training forward pass through ``torch.compile``.
+    ``correction``: aaPU's and nnPU's max(0, ·) as Kiryo et al.'s step ("kiryo") or as a
+    plain clamp ("clamp"; :func:`~pusupport.core.risks.aapu_risk`).
     ``dry_run`` = n > 0 proves these settings without training: n epochs of the schedule
     are visited (see :meth:`visited_epochs`), each with one optimisation step on the first
     :data:`DRY_RUN_STEP_ROWS` rows of a batch drawn at ``batch_size``, and selection and
@@ -105,6 +107,7 @@ class TrainConfig:
     selection_loss: str = "logistic"
     allow_repick: bool = True
     s_weight: str = "labeled"
+    correction: str = "kiryo"
     seed: int = 0
     device: str = "auto"
     autocast: str = "auto"
@@ -136,7 +139,11 @@ class TrainConfig:
         for name in ("compile", "allow_repick", "progress"):
             _need(isinstance(getattr(self, name), bool),
                   f"{name} must be True or False, got {getattr(self, name)!r}")
-        for name, allowed in (("s_weight", S_WEIGHTS), ("autocast", AUTOCAST), ("generators", GENERATORS),
+        _need(self.correction == "kiryo" or self.method in ("aapu", "nnpu"),
+              f"correction={self.correction!r} is a reading of aaPU's and nnPU's max(0, ·): "
+              f"{self.method} keeps its authors' rule; use correction='kiryo'")
+        for name, allowed in (("s_weight", S_WEIGHTS), ("correction", CORRECTIONS),
+                              ("autocast", AUTOCAST), ("generators", GENERATORS),
                               ("dropout_streams", DROPOUT_STREAMS)):
             _need(getattr(self, name) in allowed,
                   f"{name} must be one of {allowed}, got {getattr(self, name)!r}")

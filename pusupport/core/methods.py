@@ -152,14 +152,15 @@ register(Method("upu", "uPU", "unbiased PU risk (Eq. 8)", color="#7f7f7f",
                 risk=lambda b: upu_risk(b.g_p, b.g_u, b.prior, b.config.loss)))
 register(Method("nnpu", "nnPU", "non-negative PU risk (Eq. 9, Kiryo et al.)", color="#1f77b4",
                 risk=lambda b: nnpu_risk(b.g_p, b.g_u, b.prior, b.config.loss, b.config.beta,
-                                         b.config.gamma)))
+                                         b.config.gamma, b.config.correction)))
 register(Method("nnpu_sigmoid", "nnPU (sigmoid)",
                 "nnPU with the sigmoid loss, Kiryo et al.'s default (whatever the config's loss)",
                 color="#aec7e8", risk=lambda b: nnpu_risk(b.g_p, b.g_u, b.prior, "sigmoid",
                                                           b.config.beta, b.config.gamma)))
 register(Method("aapu", "aaPU", "nnPU whose positive risk also counts S (§3.3)", color="#d62728",
                 risk=lambda b: aapu_risk(b.g_p, b.g_u, b.g_s, b.prior, b.config.loss, b.config.beta,
-                                         b.config.gamma, b.s_mask, b.config.s_weight),
+                                         b.config.gamma, b.s_mask, b.config.s_weight,
+                                         b.config.correction),
                 selects=True, end_epoch=grow_selection))
 # S joins P everywhere; its concatenation of P and S scores cannot take padded S batches.
 register(Method("naive", "S added to P everywhere",

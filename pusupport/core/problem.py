@@ -65,14 +65,23 @@ class LabeledData:
 
 # ---------------------------------------------------------------- the PU construction
 
+def _number(text: str) -> float | None:
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
 def resolve_classes(patterns, classes) -> list[int]:
     """Class indices matching ``patterns`` (names, shell patterns such as 'sci.*', or ints
-    that name integer class folders such as '0', '2')."""
+    that name integer class folders such as '0', '2'); a number that names no class matches
+    the classes equal to it as numbers ('1' a float label column's '1.0')."""
     if isinstance(patterns, (str, int)):
         patterns = [patterns]
     found, unknown = set(), []
     for pat in (str(p) for p in patterns):
-        hits = [i for i, c in enumerate(classes) if fnmatch.fnmatchcase(c, pat)]
+        hits = ([i for i, c in enumerate(classes) if fnmatch.fnmatchcase(c, pat)]
+                or [i for i, c in enumerate(classes) if _number(c) is not None and _number(c) == _number(pat)])
         found.update(hits) if hits else unknown.append(pat)
     if unknown:
         raise ValueError(f"unknown positive class(es) {unknown}; valid class names: {list(classes)}")

@@ -59,20 +59,32 @@ def _negative_risk(g_p, g_u, prior, loss):
     return loss(-g_u).mean(-1) - prior * loss(-g_p).mean(-1)
 
 
-def _non_negative(positive, negative, beta, gamma) -> Risk:
+def _non_negative(positive, negative, beta, gamma, correction: str = "kiryo") -> Risk:
     """Kiryo et al.'s update rule (their Algorithm 1, as in the official code).
 
     If R̂_n ≥ −β: report and step on R̂_p + R̂_n.
     Otherwise: report R̂_p − β and step on −γ·R̂_n alone (R̂_p's gradient is dropped).
+    ``correction="clamp"`` reads Eq. 9's max literally instead: report and step on
+    R̂_p + max(−β, R̂_n), so R̂_p (and aaPU's S) keeps its gradient on a corrected batch.
     """
     if beta < 0:
         raise ValueError(f"beta must be >= 0, got {beta!r} (nnPU uses beta=0)")
     if not 0 < gamma <= 1:
         raise ValueError(f"gamma must be in (0, 1], got {gamma!r} (nnPU uses gamma=1)")
+    if correction not in CORRECTIONS:
+        raise ValueError(f"correction must be one of {CORRECTIONS}, got {correction!r}")
     corrected = negative < -beta
     value = torch.where(corrected, positive - beta, positive + negative)
-    objective = torch.where(corrected, -gamma * negative, positive + negative)
+    if correction == "clamp":
+        objective = positive + torch.clamp(negative, min=-beta)
+    else:
+        objective = torch.where(corrected, -gamma * negative, positive + negative)
     return Risk(value.detach(), objective, positive.detach(), negative.detach(), corrected)
+
+
+#: How a negative R̂_n is corrected: "kiryo" (Kiryo et al.'s step on −γ∇R̂_n, the official
+#: code's and this book's reading) or "clamp" (Eq. 9's max(0, ·) as a plain clamp).
+CORRECTIONS = ("kiryo", "clamp")
 
 
 def upu_risk(g_p, g_u, prior: float, loss: str = "sigmoid") -> Risk:
@@ -90,17 +102,19 @@ def upu_risk(g_p, g_u, prior: float, loss: str = "sigmoid") -> Risk:
 
 
 def nnpu_risk(g_p, g_u, prior: float, loss: str = "logistic",
-              beta: float = 0.0, gamma: float = 1.0) -> Risk:
+              beta: float = 0.0, gamma: float = 1.0, correction: str = "kiryo") -> Risk:
     """Non-negative PU risk (Kiryo et al. 2017; paper Eq. 9).
 
     R̂_p = π·mean_P ℓ(g), R̂_n = mean_U ℓ(−g) − π·mean_P ℓ(−g), combined by the
     non-negative update rule (see :func:`_non_negative`).
     """
-    return aapu_risk(g_p, g_u, g_p.new_zeros(g_p.shape[:-1] + (0,)), prior, loss, beta, gamma)
+    return aapu_risk(g_p, g_u, g_p.new_zeros(g_p.shape[:-1] + (0,)), prior, loss, beta, gamma,
+                     correction=correction)
 
 
 def aapu_risk(g_p, g_u, g_s, prior: float, loss: str = "logistic",
-              beta: float = 0.0, gamma: float = 1.0, s_mask=None, s_weight: str = "labeled") -> Risk:
+              beta: float = 0.0, gamma: float = 1.0, s_mask=None, s_weight: str = "labeled",
+              correction: str = "kiryo") -> Risk:
     """aaPU risk (paper §3.3): nnPU whose positive risk also counts the selected set S.
 
     R̂_p = (π/n_p)·Σ_{x∈P∪S} ℓ(g(x)) — divided by the labelled P count n_p, so every
@@ -111,6 +125,7 @@ def aapu_risk(g_p, g_u, g_s, prior: float, loss: str = "logistic",
     as ``g_s``) marks the real entries when S batches are padded (vectorised seeds).
     ``s_weight="union"`` is a reading the paper does not take: the sum over P ∪ S
     divided by n_p + |S| (a mean over P ∪ S), so S dilutes P instead of adding weight.
+    ``correction``: see :func:`_non_negative`.
     """
     prior, ell = check_prior(prior), get_loss(loss)
     _check_scores(g_p, g_u)
@@ -122,7 +137,7 @@ def aapu_risk(g_p, g_u, g_s, prior: float, loss: str = "logistic",
         n_positive = n_positive + (g_s.shape[-1] if s_mask is None else s_mask.sum(-1))
     positive = prior * (ell(g_p).sum(-1) + s_loss.sum(-1)) / n_positive
     negative = _negative_risk(g_p, g_u, prior, ell)
-    return _non_negative(positive, negative, beta, gamma)
+    return _non_negative(positive, negative, beta, gamma, correction)
 
 
 #: How S's losses are weighted in aaPU's positive risk: "labeled" (π/n_p, the paper's

@@ -35,7 +35,7 @@ __all__ = ["TrainConfig", "RunResult", "train", "train_seeds", "train_grid", "fi
 #: Settings the members of one stacked network may differ in (values, not shapes); the
 #: others must be equal (``checkpoint_dir``: the first member's is used).
 PER_MEMBER = ("method", "loss", "beta", "gamma", "n_select", "select_from", "selection_loss",
-              "allow_repick", "s_weight", "seed", "checkpoint_dir")
+              "allow_repick", "s_weight", "correction", "seed", "checkpoint_dir")
 
 
 def n_batches(n_p: int, n_u: int, batch_size: int) -> int:

@@ -63,6 +63,9 @@ READINGS = (
             "selection from epoch {select_from}", select_from_factor=0.5),
     Reading("first selection epoch", "twice the paper's (400 at its settings)",
             "selection from epoch {select_from}", select_from_factor=2.0),
+    Reading("max(0, ·) of aaPU's risk", "a plain clamp, R̂_p + max(0, R̂_n): S keeps its "
+            "gradient on corrected batches (Kiryo et al.'s rule steps on −∇R̂_n alone)",
+            "max(0, ·) as a clamp", aapu={"correction": "clamp"}),
 )
 
 

@@ -1,4 +1,4 @@
-"""Dist-PU (Zhao, Xu, Yang, Shi & Yang, CVPR 2022, "Dist-PU: positive-unlabeled learning
+"""Dist-PU (Zhao, Xu, Jiang, Wen & Huang, CVPR 2022, "Dist-PU: positive-unlabeled learning
 from a label distribution perspective"). With s = σ(g), the label-distribution alignment
 
     L_dist = (1 − mean_P s) + |mean_U s − π| / (2π)
@@ -10,8 +10,8 @@ a permutation of itself (λ ~ Beta(α, α)), and the loss adds c_mix · the mixe
 cross-entropy, c_me · the entropy of the mixed scores and a U entropy weight that rises as
 (1 − cos(t·π/2))·c_ent over the stage. Scores are clipped to ±10 as in the official code.
 
-Official defaults: μ_ent = 0.002, α = 6, c_mix = 5, c_me = 0.04, c_ent = 0.004; 60 + 60
-epochs with their own rates. Here the first stage is the loop's epochs before
+The official code's argument defaults: μ_ent = 0.002, α = 6, c_mix = 5, c_me = 0.04,
+c_ent = 0.004; 60 + 60 epochs with their own rates. Here the first stage is the loop's epochs before
 ``select_from`` and the second the rest, with the page's optimiser and rates.
 """
 from __future__ import annotations

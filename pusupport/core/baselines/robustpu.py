@@ -5,8 +5,8 @@ moves hard U points to P instead of weighing them down.
 
 After each epoch from ``select_from − 1`` on, every U point gets the Welsch weight
 w = exp(−ℓ/λ²) of its logistic loss as a negative, ℓ = ln(1 + e^{g}), and λ grows linearly
-from 0.1 to 2.0 over 10 epochs (the official defaults; its hardness, scheduler and
-self-paced weights). The loss is then the weighted logistic (binary cross-entropy) loss of
+from 0.1 to 2.0 over 10 epochs (the official code's argument defaults, not its README's
+tuned runs; its hardness, scheduler and self-paced weights). The loss is then the weighted logistic (binary cross-entropy) loss of
 P as +1 and U as −1, averaged over the batch's rows. Adaptations, said where the page runs
 it: the warm-up is this loop's first ``select_from − 1`` epochs (officially 400 separate
 pre-training epochs), with nnPU's sigmoid loss as the official pre-training; a labelled

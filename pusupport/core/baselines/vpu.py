@@ -7,7 +7,8 @@ unlabeled data"): no class prior. With φ(x) = σ(g(x)) the classifier's posteri
 the second line a MixUp regulariser, μ ~ Beta(α, α) once per batch and member, each U row
 mixed with a P row drawn at random (the official code pairs equal-sized P and U batches;
 this loop's batches keep the P : U proportions, so P rows are drawn with replacement).
-The official defaults: α = 0.3, λ = 0.03. A point is positive where φ(x) / max φ over the
+The official code's argument defaults: α = 0.3, λ = 0.03 (its README runs Fashion-MNIST at
+λ = 0.3). A point is positive where φ(x) / max φ over the
 training data exceeds ½.
 """
 from __future__ import annotations
