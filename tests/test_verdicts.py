@@ -303,8 +303,10 @@ def test_families_keep_each_member_s_margin_and_floor():
     pair = paired_difference([0.1, 0.3], [0.2, 0.25])
     assert len(judge_jointly([pair, pair], [0.01] * 2, [0.0] * 2)) == 2      # two seeds are enough
     assert judge_jointly([p], [0.01], [0.0])[0].adjustment == "max-|t| sign-flip over 1"
+    one = judge_jointly([paired_difference([0.1], [0.2])] * 2, [0.01] * 2, [0.0] * 2, across=5)
+    assert [(j.verdict, j.family) for j in one] == [(DESCRIPTIVE, 5)] * 2     # one seed: each alone
     with pytest.raises(ValueError, match="^a joint family needs the same seeds"):
-        judge_jointly([paired_difference([0.1], [0.2])], [0.01], [0.0])
+        judge_jointly([paired_difference([0.1], [0.2]), pair], [0.01] * 2, [0.0] * 2)
 
 
 def test_seeds_needed_at_its_edges():

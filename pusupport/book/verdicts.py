@@ -355,9 +355,12 @@ def judge_jointly(paireds: list[Paired], margins: list[float], floors: list[floa
     max-|t| sign-flip test flipping each seed jointly across them, the t test's p-values
     are Holm-adjusted, and each is judged on the simultaneous interval of max |t|.
     ``across`` > 1: this family is one of that many stated together on other data (other
-    seeds): Bonferroni over them — p-values times ``across``, the interval at 1 − α/across."""
-    if len({p.n for p in paireds}) != 1 or paireds[0].n < 2:
-        raise ValueError("a joint family needs the same seeds (at least 2) for every member")
+    seeds): Bonferroni over them — p-values times ``across``, the interval at 1 − α/across.
+    One seed: each is judged alone (descriptive only), so every family goes through here."""
+    if len({p.n for p in paireds}) != 1:
+        raise ValueError("a joint family needs the same seeds for every member")
+    if paireds[0].n < 2:
+        return [judge(p, margin, floor, family=across) for p, margin, floor in zip(paireds, margins, floors)]
     k = len(paireds)
     p_exact, critical = max_t_sign_flip(np.column_stack([p.differences for p in paireds]),
                                         ALPHA / across)

@@ -9,7 +9,7 @@ import pandas as pd
 from ...core.methods import get_method
 from ...core.progress import progress
 from ..claims import Claim, Outcome, floor_for, observed
-from ..verdicts import (CONTRADICTED, DESCRIPTIVE, MIN_SEEDS, SMALLER_LOSS, Margin, judge,
+from ..verdicts import (CONTRADICTED, DESCRIPTIVE, MIN_SEEDS, SMALLER_LOSS, Margin,
                         judge_jointly, paired_difference)
 from ..experiment import TRAINING, Experiment, RunSpec, runs_of
 from ..sources import data_for
@@ -131,8 +131,7 @@ def sensitivity(summary, history):
     paireds = [paired_difference(extra["aapu"][f], extra["nnpu"][f]) for f in scaled]
     margin = MARGIN.value(float(err["nnpu"][true][seeds].mean()), summary.get("n_test"))
     floor = floor_for(summary, {})
-    judged = (judge_jointly(paireds, [margin] * len(paireds), [floor] * len(paireds))
-              if len(seeds) >= 2 else [judge(p, margin, floor) for p in paireds])
+    judged = judge_jointly(paireds, [margin] * len(paireds), [floor] * len(paireds))
     parts = [f"π {f}: {j.paired.mean:+.4f} [{j.low:+.4f}, {j.high:+.4f}]" for f, j in zip(scaled, judged)]
     mean = last.groupby(["method", "prior_label"]).test_error.mean()
     text = (f"aaPU's extra error − nnPU's, paired over {len(seeds)} seeds ({judged[0].adjustment or 'one seed'}; "

@@ -15,7 +15,7 @@ from ..experiment import TRAINING, Experiment, RunSpec
 from ..claims import floor_for
 from ..reference import read_spread
 from ..verdicts import (CONTRADICTED, REPRODUCED, RULED_OUT, SMALLER_GAIN, SMALLER_LOSS, Margin,
-                        judge, judge_jointly, paired_difference)
+                        judge_jointly, paired_difference)
 
 from typing import TYPE_CHECKING
 
@@ -124,8 +124,7 @@ def run_readings(page: Page, readings=READINGS) -> tuple[pd.DataFrame, pd.DataFr
     margins = [MARGIN.value(final[n].mean(), n_test) for _, _, n, _ in pairs_]
     spread, _ = read_spread(page.output_dir, page.profile)
     floor = floor_for({"dataset": page.dataset, "profile": page.profile, "n_test": n_test}, spread)
-    judged = (judge_jointly(paireds, margins, [floor] * len(paireds)) if len(page.seeds) > 1 else
-              [judge(p, m, floor) for p, m in zip(paireds, margins)])
+    judged = judge_jointly(paireds, margins, [floor] * len(paireds))
     rows = []
     for (reading, a, n, select_from), j in zip(pairs_, judged):
         rows.append({"choice": reading.choice, "reading": reading.value,

@@ -13,8 +13,8 @@ from ...core.methods import get_method
 from ...data.datasets import SIZES
 from ..claims import floor_for, per_point
 from ..experiment import Experiment, RunSpec
-from ..verdicts import (CONTRADICTED, MIN_SEEDS, REPRODUCED, RULED_OUT, SMALLER_GAIN, SMALLER_LOSS,
-                        Margin, judge, judge_jointly, paired_difference)
+from ..verdicts import (CONTRADICTED, REPRODUCED, RULED_OUT, SMALLER_GAIN, SMALLER_LOSS,
+                        Margin, judge_jointly, paired_difference)
 
 from typing import TYPE_CHECKING
 
@@ -193,8 +193,7 @@ def standings(history: pd.DataFrame, meta: dict, spread: dict | None = None) -> 
         floor = floor_for({"dataset": dataset, "profile": info["profile"], "n_test": info["n_test"]},
                           spread or {})
         paireds = [m[2] for m in members]
-        judged = (judge_jointly(paireds, [m[3] for m in members], [floor] * len(members), families)
-                  if len(seeds) >= MIN_SEEDS else [judge(p, m[3], floor) for p, m in zip(paireds, members)])
+        judged = judge_jointly(paireds, [m[3] for m in members], [floor] * len(members), families)
         for (method, metric, paired, margin, shown), j in zip(members, judged):
             oriented = -1 if metric in HIGHER_IS_BETTER else 1       # back to method − aaPU
             low, high = sorted((-oriented * j.high, -oriented * j.low))
