@@ -472,7 +472,10 @@ def test_the_summary_shows_the_judged_columns_and_lists_what_was_measured(tmp_pa
                dataset="synthetic")            # (at cpu the committed spread would set the floor)
     table = reproduction_table(tmp_path)
     assert list(claims.shown(table).columns) == ["claim", "seeds", "paired difference", "95 % interval",
-                                                 "p (adjusted)", "ruled out", "Δ", "verdict"]
+                                                 "interval covers", "p (adjusted)", "ruled out", "Δ",
+                                                 "verdict"]
+    assert claims.shown(table).set_index("claim").loc[SYNTHETIC_CLAIM, "interval covers"] == (
+        "training and a test set drawn per seed")
     with_paper = table.assign(**{claims.AT_PAPER: "not run at the paper's settings"})
     assert list(claims.shown(with_paper).columns) == list(claims.shown(table).columns)
     first = claims.answers(with_paper).set_index("claim")           # the answer first, in 3 columns

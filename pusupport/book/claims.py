@@ -197,8 +197,8 @@ def reproduction_table(output_dir, claims, spread: dict | None = None,
 
 
 #: The columns the summary page shows (the CSV keeps them all).
-SHOWN = ["claim", "seeds", "paired difference", "95 % interval", "p (adjusted)", "ruled out", "Δ",
-         "verdict"]
+SHOWN = ["claim", "seeds", "paired difference", "95 % interval", "interval covers", "p (adjusted)",
+         "ruled out", "Δ", "verdict"]
 
 
 #: The column of verdicts on the results committed at the paper's settings, where added
