@@ -31,6 +31,7 @@ GROUPS = [
     (["pusupport/core/checkpoint.py"], ["tests/test_checkpoint_unit.py"]),
     (["pusupport/book/records.py", "pusupport/book/claims.py"], ["tests/test_claims.py"]),
     (["pusupport/book/verdicts.py"], ["tests/test_verdicts.py"]),
+    (["pusupport/book/signflip.py"], ["tests/test_verdicts.py"]),
 ]
 #: mutmut's exit codes (mutmut.stats.status_by_exit_code) as counted here; any other
 #: outcome (suspicious, segfault, not checked) counts as survived.

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 import torch
 
-from pusupport.apps import own
+from pusupport.apps import own, reading
 from pusupport.apps.cli import main
 from pusupport.core.models import predict
 from pusupport.apps.saved import load_model
@@ -55,13 +55,13 @@ def test_train_then_predict_one_row_per_test_image(trained, digits, tmp_path):
     assert sorted(table.id) == files and list(table.columns) == ["id", "score", "probability", "predicted"]
     saved = load_model(path)
     assert saved.positive_classes == ["0", "2"] and saved.classes == ["0", "1", "2", "3"]
-    x, ids = own.read_inputs(saved, digits / "test")
+    x, ids = reading.read_inputs(saved, digits / "test")
     assert np.allclose(table.score, saved.scores(x).numpy(), rtol=1e-5, atol=1e-6)
     assert set(table.predicted) <= {0, 1} and table.probability.between(0, 1).all()
 
 
 def test_the_saved_model_scores_as_the_model_in_memory(digits, tmp_path):
-    mine = own.load_own(digits, data_dir=tmp_path)
+    mine = reading.load_own(digits, data_dir=tmp_path)
     data = own.build_problem(mine, [0, 2], 20)
     cfg = own.train_config(len(data.x_u), own.default_model(mine), epochs=1, device="cpu",
                            progress=False, autocast="off")
@@ -157,7 +157,8 @@ def test_nan_in_a_feature_table(capsys, tmp_path):
 def test_positive_1_matches_a_float_label_column(tmp_path):
     """A label column read as floats names its classes '0.0' and '1.0': `--positive 1` (or
     1.0) finds '1.0'; a name still matches before a number, and a number naming no class fails."""
-    from pusupport.apps.own import build_problem, load_own
+    from pusupport.apps.own import build_problem
+    from pusupport.apps.reading import load_own
     from pusupport.core.problem import resolve_classes
     table = pd.DataFrame({"a": np.arange(40.0), "label": (np.arange(40) % 2).astype(float)})
     table.loc[::5, "a"] += 0.5
@@ -174,7 +175,7 @@ def test_positive_1_matches_a_float_label_column(tmp_path):
 
 
 def test_a_missing_label_column_is_named_in_each_interface_s_spelling(capsys, tmp_path):
-    from pusupport.apps.own import load_own
+    from pusupport.apps.reading import load_own
     pd.DataFrame({"a": np.arange(20.0), "y": np.arange(20) % 2}).to_csv(tmp_path / "t.csv", index=False)
     msg = error_of(capsys, "train", "--features", tmp_path / "t.csv", "--positive", 1, "--out",
                    tmp_path / "m.pt", *TRAIN)
@@ -213,7 +214,7 @@ def test_a_truncated_model_and_inputs_the_model_cannot_take(capsys, trained, tmp
     Image.fromarray(np.repeat(grey[..., None], 3, axis=2)).save(tmp_path / "rgb" / "x.png")
     Image.fromarray(grey).save(tmp_path / "grey.png")
     saved = load_model(path)                       # colour images are scored as greyscale ones
-    x_rgb, _ = own.read_inputs(saved, tmp_path / "rgb")
+    x_rgb, _ = reading.read_inputs(saved, tmp_path / "rgb")
     assert x_rgb.shape == (1, 1, 28, 28)
     assert (x_rgb[0, 0].int() - torch.from_numpy(grey).int()).abs().max() <= 1
 
@@ -222,14 +223,14 @@ def test_npz_and_npy_layouts(tmp_path):
     rng = np.random.default_rng(1)
     x, y = rng.normal(size=(50, 3)).astype(np.float32), np.arange(50) % 2
     np.savez(tmp_path / "t.npz", x=x, y=y, x_test=x[:10], y_test=y[:10])
-    mine = own.load_own(features=tmp_path / "t.npz")
+    mine = reading.load_own(features=tmp_path / "t.npz")
     assert mine.labeled.x_train.shape == (50, 3) and len(mine.labeled.y_test) == 10
     assert mine.labeled.classes == ["0", "1"] and mine.kind == "features"
     np.save(tmp_path / "t.npy", np.column_stack([x, y]))
-    mine = own.load_own(features=tmp_path / "t.npy")
+    mine = reading.load_own(features=tmp_path / "t.npy")
     assert mine.labeled.x_train.shape == (40, 3) and mine.labeled.x_test.shape == (10, 3)
     assert mine.preprocessing["columns"] == ["0", "1", "2"]
-    xs, _, _, ids = own.read_table(tmp_path / "t.npy", columns=["0", "1", "2"])
+    xs, _, _, ids = reading.read_table(tmp_path / "t.npy", columns=["0", "1", "2"])
     assert torch.equal(xs, torch.tensor(x)) and ids[:2] == ["0", "1"]
 
 
@@ -378,7 +379,7 @@ def test_vpu_trains_with_no_prior_and_estimates_none(tmp_path, capsys, monkeypat
 
 
 def test_labelling_every_training_positive_says_u_would_hold_none(capsys, digits, tmp_path):
-    data = own.load_own(digits, data_dir=tmp_path)
+    data = reading.load_own(digits, data_dir=tmp_path)
     n_pos = int(sum(data.labeled.classes[int(y)] in ("0", "2") for y in data.labeled.y_train))
     msg = error_of(capsys, "train", "--images", digits, "--positive", 0, 2, "--n-labeled", n_pos,
                    "--out", tmp_path / "m.pt", "--epochs", 1, "--device", "cpu", "--data-dir", tmp_path)

@@ -8,7 +8,7 @@ import math  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from pusupport.book.plots import _far_rows, paired_intervals  # noqa: E402
+from pusupport.book.evidence import _far_rows, paired_intervals  # noqa: E402
 from pusupport.book.verdicts import CONTRADICTED, INCONCLUSIVE  # noqa: E402
 
 VERDICT = "verdict on “aaPU is better”"
@@ -47,7 +47,7 @@ def test_zero_width_intervals_still_give_an_axis():
 
 
 def test_the_paired_differences_figure_has_a_zoomed_panel_per_claim():
-    from pusupport.book.plots import paired_differences
+    from pusupport.book.evidence import paired_differences
     from pusupport.book.verdicts import judge, paired_difference
     gain = judge(paired_difference(np.array([0.10, 0.12, 0.11, 0.13, 0.12, 0.11]),
                                    np.array([0.12, 0.13, 0.13, 0.15, 0.13, 0.13])), 0.005)

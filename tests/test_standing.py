@@ -123,7 +123,7 @@ def test_the_ranking_orders_by_final_error_and_carries_the_verdict():
 def test_the_forest_plot_has_a_panel_per_data_set_and_metric_coloured_by_outcome():
     import matplotlib
     matplotlib.use("Agg")
-    from pusupport.book.plots import forest
+    from pusupport.book.evidence import forest
     table = standing.standings(known_history(), META)
     fig = forest(table, standing.METRICS, standing.outcome_colors())
     axes = fig.axes

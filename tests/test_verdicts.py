@@ -7,8 +7,9 @@ from scipy import integrate, stats
 
 from pusupport.book.verdicts import (BORDERLINE, CONTRADICTED, DESCRIPTIVE, INCONCLUSIVE,
                                      MIN_SEEDS, REPRODUCED, RULED_OUT, SMALLER_GAIN, SMALLER_LOSS,
-                                     UNSTABLE, Margin, Paired, holm, judge, judge_jointly, judge_within,
-                                     max_t_sign_flip, paired_difference, sign_flip_p_value)
+                                     UNSTABLE, Margin, Paired, judge, judge_jointly, judge_within,
+                                     paired_difference)
+from pusupport.book.signflip import holm, max_t_sign_flip, sign_flip_p_value
 from pusupport.book.seeds import decides, min_seeds, seeds_needed
 
 BASE = np.array([0.120, 0.100, 0.140, 0.110, 0.130, 0.125])
@@ -31,7 +32,7 @@ def test_the_interval_and_both_p_values_by_hand():
 def test_the_test_sets_part_by_hand():
     """Two seeds × four points of 0/1 errors: the two-way mean squares by hand, the interval
     widened by the test set's part with Satterthwaite's degrees of freedom."""
-    from pusupport.book.verdicts import test_sampling
+    from pusupport.book.verdicts import shared_test_variance
     a = np.array([[1, 1, 0, 0], [1, 0, 1, 0]])
     b = np.array([[0, 1, 0, 0], [0, 0, 0, 0]])
     d = a - b                                   # [[1, 0, 0, 0], [1, 0, 1, 0]]: mean 3/8
@@ -40,7 +41,7 @@ def test_the_test_sets_part_by_hand():
     ms_point = n * ((d.mean(0) - grand) ** 2).sum() / (N - 1)         # 2 · (0.390625 + 0.0625 · 3 + 0.015625)/3
     ss_res = ((d - d.mean(1, keepdims=True) - d.mean(0, keepdims=True) + grand) ** 2).sum()
     ms_res = ss_res / ((n - 1) * (N - 1))
-    test, whole, df = test_sampling(a, b)
+    test, whole, df = shared_test_variance(a, b)
     assert test == pytest.approx((ms_point - ms_res) / (n * N))
     assert whole == pytest.approx((ms_seed + ms_point - ms_res) / (n * N))
     parts = [(ms_seed / 8, 1), (ms_point / 8, 3), (ms_res / 8, 3)]
@@ -267,7 +268,7 @@ def test_judged_text_and_what_is_ruled_out_verbatim():
 
 
 def test_the_t_statistics_of_columns_without_spread():
-    from pusupport.book.verdicts import _t_statistics
+    from pusupport.book.signflip import _t_statistics
     d = np.array([[0.5, -2.0, 0.0, 1.0, 1.0], [0.5, -2.0, 0.0, 1.0, 2.0], [0.5, -2.0, 0.0, 1.0, 3.0]])
     with np.errstate(all="raise"):                   # no warning escapes, no division by zero
         t = _t_statistics(d)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import sys
 
-from . import own
+from . import own, reading
 from .saved import load_model
-from .words import U_MEANING
+from .words import SPELLING, U_MEANING
 from ..core.training import train
 
 
@@ -26,14 +26,14 @@ def _estimator(args, data, problem):
 
 
 def _problem(args):
-    data = own.load_own(args.images, args.features, args.label_column, _size(args.image_size),
+    data = reading.load_own(args.images, args.features, args.label_column, _size(args.image_size),
                         args.skip_unreadable, args.data_dir, args.seed, spelling="cli")
     return data, own.build_problem(data, args.positive, args.n_labeled, args.seed)
 
 
 def _learned_nothing(args, problem: str) -> None:
     if problem and not args.allow_degenerate:
-        raise LearnedNothing(f"{problem}; nothing saved ({own.SPELLING['cli']['allow']} keeps it)")
+        raise LearnedNothing(f"{problem}; nothing saved ({SPELLING['cli']['allow']} keeps it)")
     if problem:
         print(f"warning: {problem}", file=sys.stderr)
 
@@ -82,7 +82,7 @@ def train_model(args) -> None:
 def predict(args) -> None:
     own.check_output(args.csv, "--csv")
     saved = load_model(args.model, args.device)
-    x, ids = own.read_inputs(saved, args.inputs, _size(args.image_size), args.skip_unreadable)
+    x, ids = reading.read_inputs(saved, args.inputs, _size(args.image_size), args.skip_unreadable)
     table = own.predictions(saved, x, ids)
     table.to_csv(args.csv, index=False)
     print(f"{len(table)} predictions ({int(table.predicted.sum())} positive) written to {args.csv}")

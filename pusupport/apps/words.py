@@ -4,3 +4,14 @@
 #: PUClassifier (U: the rows with s = 0) and the README.
 U_MEANING = ("U is every training row you did not label (the labelled positives are not in U), "
              "and π is the positive fraction of U")
+
+#: How each interface spells the options a message names: the command line, and Python
+#: (the own-data page's parameters and :mod:`pusupport.apps.own`'s arguments).
+SPELLING = {
+    "cli": {"prior": "--prior P", "epochs": "--epochs N", "lr": "--lr RATE",
+            "batch_size": "--batch-size N", "estimator_epochs": "--estimator-epochs N",
+            "allow": "--allow-degenerate", "label_column": "--label-column NAME"},
+    "python": {"prior": "prior=…", "epochs": "epochs=…", "lr": "lr=…",
+               "estimator_epochs": "more estimator epochs (estimator_config(...).epochs)",
+               "allow": "the warning", "label_column": "label_column=…"},
+}

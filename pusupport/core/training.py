@@ -21,12 +21,12 @@ from . import checkpoint
 from .config import DRY_RUN_ROWS, DRY_RUN_STEP_ROWS, TrainConfig, merge
 from .problem import PUData
 from .members import SingleModel, StackedModels
-from .methods import Batch, EpochEnd, get_method, view_column, views_of
-from .metrics import average_precision, pack_rows, roc_auc, wrong_rows, zero_one_error
+from .evaluation import Scored, ULosses, final_wrong, test_metrics, thresholds, view_errors
+from .methods import Batch, EpochEnd, get_method
 from .models import full_precision
 from .progress import progress
 from .runtime import resolve, resolve_device
-from .selection import SelectedSet, negative_losses
+from .selection import SelectedSet
 from .stacking import NotStackable
 
 __all__ = ["TrainConfig", "RunResult", "train", "train_seeds", "train_grid", "fit",
@@ -190,51 +190,6 @@ def _epoch_row(cfg, seed, epoch, lr, means, metrics, selected, train_error) -> d
     return {**row, "n_selected": len(selected), "purity": selected.purity}
 
 
-def thresholds(groups: list[_Group], scored) -> torch.Tensor | None:
-    """Each member's decision threshold (K,): its method's, from its training P and U scores
-    (``scored``: eval mode); None when no method has one (the sign of g)."""
-    if all(g.method.threshold is None for g in groups):
-        return None
-    g_p, g_u = scored("x_p"), scored("x_u")
-    return torch.cat([g_p.new_zeros(g.stop - g.start) if g.method.threshold is None else
-                      g.method.threshold(g_p[g.rows], g_u[g.rows], g.prior) for g in groups])
-
-
-def test_metrics(g_test: torch.Tensor, y_test: torch.Tensor, threshold=None) -> list:
-    """[test error, test ROC AUC, test average precision] of each member from its test scores
-    ``g_test`` (K, n; a dry run's first n rows); the error counts g > ``threshold`` (K,) as
-    positive (AUC and AP do not depend on a threshold)."""
-    y_test = y_test[:, :g_test.shape[1]]
-    decided = g_test if threshold is None else g_test - threshold[:, None]
-    ranked = [torch.stack([metric(g_test[k], y_test[k]) for k in range(len(g_test))])
-              for metric in (roc_auc, average_precision)]
-    return torch.stack([zero_one_error(decided, y_test), *ranked], 1).tolist()
-
-
-def final_wrong(g_test: torch.Tensor, y_test: torch.Tensor, threshold=None) -> list[str]:
-    """Each member's final per-test-point errors, packed (:func:`~pusupport.core.metrics.pack_rows`),
-    at its method's threshold: the points behind ``test_error``, for intervals that cover the
-    test set's sampling."""
-    decided = g_test if threshold is None else g_test - threshold[:, None]
-    return [pack_rows(w) for w in wrong_rows(decided, y_test[:, :g_test.shape[1]])]
-
-
-def view_errors(groups: list[_Group], scored, g_test: torch.Tensor, y_test: torch.Tensor) -> list[dict]:
-    """Each member's test error at the threshold of each view of its method
-    (:attr:`~pusupport.core.methods.Method.view_of`, e.g. nnPUSB of nnPU): {column: error};
-    the loop records it at the last epoch."""
-    out = [{} for _ in range(len(g_test))]
-    y_test = y_test[:, :g_test.shape[1]]
-    for g in groups:
-        for view in views_of(g.cfg.method):
-            theta = view.threshold(scored("x_p")[g.rows], scored("x_u")[g.rows], g.prior)
-            wrong = wrong_rows(g_test[g.rows] - theta[:, None], y_test[g.rows])
-            for k, w in zip(range(g.start, g.stop), wrong):
-                out[k][view_column(view.name)] = w.double().mean().item()
-                out[k][view_column(view.name, "test_wrong")] = pack_rows(w)
-    return out
-
-
 def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainConfig],
         stacked: bool) -> list[RunResult]:
     """The loop: train member k on ``datas[k]`` with seed ``seeds[k]`` and config ``cfgs[k]``
@@ -322,7 +277,7 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
                     f"seed {seed}: the {cfgs[k].method} risk became {m[0]} at epoch {epoch}: "
                     "training diverged — lower the learning rate or check the inputs for NaN")
         metrics, train_errors, viewed = [[math.nan] * 3] * K, [None] * K, [{}] * K
-        scored = _Scored(members, cfg.eval_batch_size, amp, rows_scored)
+        scored = Scored(members, cfg.eval_batch_size, amp, rows_scored)
         if cfg.evaluates_at(epoch) and n_test > 0:
             threshold = thresholds(groups, scored), epoch
             metrics = test_metrics(scored("x_test"), y_test, threshold[0])
@@ -336,7 +291,7 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
                 g_p, g_n = scored("x_p"), scored("x_u")
                 wrong = (g_p <= 0).sum(1) + (g_n > 0).sum(1)
                 train_errors = (wrong.double() / (g_p.shape[1] + g_n.shape[1])).tolist()
-        losses = _ULosses(scored, n_u, device)
+        losses = ULosses(scored, n_u, device)
         if epoch in cfg.record_u_losses:
             for k, c in enumerate(cfgs):
                 u_losses[k][epoch] = losses(c.selection_loss)[k, :losses.n].cpu()   # U's first rows in a dry run
@@ -356,39 +311,8 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
                 "rng": {"members": members.rng_state(), "batches": [g.get_state() for g in batch_gens]},
                 "method_state": [g.state for g in groups], "history": rows, "u_losses": u_losses})
     final = (threshold[0] if threshold[1] == cfg.epochs else      # the last evaluation's, if last
-             thresholds(groups, _Scored(members, cfg.eval_batch_size, amp, rows_scored)))
+             thresholds(groups, Scored(members, cfg.eval_batch_size, amp, rows_scored)))
     final = [0.0] * K if final is None else final.tolist()
     return [RunResult(pd.DataFrame(r), model, sel, replace(c, seed=s), u, t)
             for r, model, sel, c, s, u, t in zip(rows, members.models(), selected, cfgs, seeds,
                                                   u_losses, final)]
-
-
-class _Scored:
-    """Eval-mode scores (K, n) of the rows called ``name`` ("x_p", "x_u", "x_test") after an
-    epoch, each scored once on first use; a dry run scores the first ``rows``."""
-
-    def __init__(self, members, batch_size: int, amp: bool, rows: int | None):
-        self.members, self.batch_size, self.amp, self.rows, self.done = members, batch_size, amp, rows, {}
-
-    def __call__(self, name: str) -> torch.Tensor:
-        if name not in self.done:
-            self.done[name] = self.members.scores(name, self.batch_size, self.amp, self.rows)
-        return self.done[name]
-
-
-class _ULosses:
-    """U's losses as negatives (K, n_u) after an epoch under a selection loss, from U's
-    scores (:class:`_Scored`); a dry run scores U's first rows (``n``) and leaves the
-    others at ``-inf`` (never picked)."""
-
-    def __init__(self, scored: _Scored, n_u: int, device):
-        self.scored, self.n_u, self.device, self.losses, self.n = scored, n_u, device, {}, None
-
-    def __call__(self, loss: str) -> torch.Tensor:
-        scores = self.scored("x_u")
-        self.n = scores.shape[1]
-        if loss not in self.losses:
-            losses = torch.full((len(scores), self.n_u), -math.inf, device=self.device)
-            losses[:, :self.n] = negative_losses(scores, loss)
-            self.losses[loss] = losses
-        return self.losses[loss]
