@@ -382,10 +382,10 @@ def test_reproduction_table_rows(tmp_path):
     synthetic = rows.loc[SYNTHETIC_CLAIM].to_dict()
     assert {k: synthetic[k] for k in ("profile", "seeds", "paired difference", "Δ")} == {
         "profile": "smoke", "seeds": 6, "paired difference": "-0.0200", "Δ": "0.0275"}
-    assert synthetic["p (adjusted)"].endswith("(Bonferroni over 5)")
+    assert synthetic["p (adjusted)"].endswith("(Bonferroni over 4)")
     assert synthetic["interval covers"] == "training randomness, on this test split held fixed"     # no dataset given
-    # 5 × 2/64 ≥ 0.05 (the family's price): 6 seeds cannot decide in a family of 5
-    assert synthetic["verdict"] == "descriptive only: 6 seeds; a family of 5 needs 8"
+    # 4 × 2/64 ≥ 0.05 (the family's price): 6 seeds cannot decide in the paper's family of 4
+    assert synthetic["verdict"] == "descriptive only: 6 seeds; a family of 4 needs 8"
     assert synthetic["ruled out"].startswith("gains above 0.02")
     assert rows.loc[CLAIMS[0].claim].to_dict() == {
         "profile": "cpu", "seeds": 1, "paired difference": "—", "95 % interval": "—", "p (adjusted)": "—",
@@ -434,8 +434,8 @@ def test_verdict_for_a_page(tmp_path):
     assert text.startswith(f"**Claim:** {SYNTHETIC_CLAIM}  \n**Measured (smoke profile, 6 seeds):** "
                            "aapu − nnpu, final test error: +0.0200 [+0.0185, +0.0215], t-test p = 0.000, "
                            "sign-flip p = 0.031")
-    assert "\n**Judged:** +0.0200 [+0.0" in text and "(training randomness, on this test split held fixed)" in text and "p t 0.000, exact 0.156 (Bonferroni over 5), Δ = 0.0275, floor 0.0000" in text
-    assert text.endswith("**Verdict:** descriptive only: 6 seeds; a family of 5 needs 8")
+    assert "\n**Judged:** +0.0200 [+0.0" in text and "(training randomness, on this test split held fixed)" in text and "p t 0.000, exact 0.125 (Bonferroni over 4), Δ = 0.0275, floor 0.0000" in text
+    assert text.endswith("**Verdict:** descriptive only: 6 seeds; a family of 4 needs 8")
     assert verdict_for(tmp_path, "no_such_page") == ""
     assert verdict_for(tmp_path, "prior") == (
         f"**Claim:** {CLAIMS[-1].claim}  \n**Measured (— profile, — seeds):** — (page not executed)  \n"
@@ -455,8 +455,10 @@ def test_every_claim_names_a_distinct_check_and_the_folders_the_pages_write():
     assert [folder for _, folder in book_claims()] == [
         "formulation", "adding_p", "memorization", "histograms", "biased_selection", "synthetic",
         "real_cifar10", "real_cifar100", "real_20news", "real_fashion_mnist", "prior"]
-    assert {c.claim: c.family for c in CLAIMS if c.family} == {
-        SYNTHETIC_CLAIM: "aaPU vs nnPU (§4)", **{c.claim: "aaPU vs nnPU (§4)" for c in CLAIMS[6:10]}}
+    assert {c.claim: c.family for c in CLAIMS if c.family} == {       # Fashion-MNIST beside the paper's
+        SYNTHETIC_CLAIM: "aaPU vs nnPU (§4)", **{c.claim: "aaPU vs nnPU (§4)" for c in CLAIMS[6:9]},
+        CLAIMS[9].claim: "aaPU vs nnPU beyond the paper"}
+    assert CLAIMS[9].dataset == "fashion_mnist"
 
 
 @pytest.mark.parametrize("index,method,baseline", [
@@ -482,7 +484,7 @@ def test_the_summary_shows_the_judged_columns_and_lists_what_was_measured(tmp_pa
     assert list(first.columns) == [claims.AT_PAPER, "this build"]
     row = first.loc[SYNTHETIC_CLAIM]
     assert row[claims.AT_PAPER] == "not run at the paper's settings"
-    assert row["this build"].startswith("descriptive only: 6 seeds; a family of 5 needs 8; -0.0200 [")
+    assert row["this build"].startswith("descriptive only: 6 seeds; a family of 4 needs 8; -0.0200 [")
     assert row["this build"].endswith(" simultaneous (6 seeds, smoke)")
     text = claims.measured_text(table)
     assert text.count("\n") == len(table) - 1 and all(line.startswith("- **") for line in text.split("\n"))

@@ -13,7 +13,7 @@ from ..core.config import ConfigError, Settings, section_of
 from ..core.runtime import resolve_device
 from ..data.files import data_root
 from . import registry
-from .claims import AAPU_VS_NNPU
+from .claims import COMPARISONS
 from .experiment import OPT_INT, Experiment
 from .injected import injected_names
 from .page import Page
@@ -99,7 +99,7 @@ def comparison_page(page: Page, dataset: str, seeds: list | None = None) -> Page
     at ``page``'s profile, device, folders and runner, on ``seeds`` (None: its profile's):
     the same settings and seeds, so its runs are read from the run store, not trained again."""
     pages = {c.dataset or e.dataset: e for e in registry.all_experiments().values()
-             for c in e.claims if c.family == AAPU_VS_NNPU}
+             for c in e.claims if c.family in COMPARISONS}
     if dataset not in pages:
         raise ValueError(f"no page compares aaPU with nnPU on {dataset!r}: use one of {sorted(pages)}")
     experiment = pages[dataset]
