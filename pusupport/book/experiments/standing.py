@@ -110,24 +110,40 @@ def not_run(s, profile: str) -> list[str]:
 
 
 def hyperparameters() -> pd.DataFrame:
-    """Each method's own settings, their source, and what this book changes. Everything else
-    (model, optimiser, epochs, batch size, learning rate, U sample) is the comparison page's."""
+    """Each method's own settings, where its authors' code sets them (file, line and commit of
+    the copy read), and what this book changes. Everything else (model, optimiser, epochs,
+    batch size, learning rate, U sample) is the comparison page's."""
     rows = [
-        ("nnPU, aaPU", "β = 0, γ = 1, logistic loss", "the paper; Kiryo et al.", "—"),
-        ("nnPU (sigmoid)", "sigmoid loss, β = 0, γ = 1", "Kiryo et al.'s default", "—"),
-        ("nnPUSB", "threshold: U's (1 − π)-quantile of the training scores", "Kato et al., 2019",
-         "read from nnPU's run (it trains exactly as nnPU)"),
+        ("nnPU, aaPU", "β = 0, γ = 1, logistic loss; a negative R̂_n steps on −γ∇R̂_n",
+         "the paper; Kiryo et al.: kiryor/nnPUlearning train.py L43–47, pu_loss.py L48–53 "
+         "(bb49475)", "the logistic loss (Kiryo et al.'s default is the sigmoid: next row)"),
+        ("nnPU (sigmoid)", "sigmoid loss, β = 0, γ = 1",
+         "kiryor/nnPUlearning train.py L43–47 (bb49475)", "—"),
+        ("nnPUSB", "threshold: the (1 − π)-quantile of the scores",
+         "Kato et al., 2019: MasaKat0/PUlearning BiasedPUlearning/nnPUSB/train_nnPU.py "
+         "L112–117, on the test inputs (L79) (a0d034d)",
+         "the quantile of the training U's scores, not the test inputs' (no test input shapes "
+         "a prediction here); read from nnPU's run (it trains exactly as nnPU)"),
         ("VPU", f"α = {vpu.ALPHA}, λ = {vpu.LAMBDA}; positive where φ / max φ > ½",
-         "official code", "P rows for MixUp drawn with replacement (batches keep P : U)"),
+         "HC-Feynman/vpu run.py L13–14; README L21 runs Fashion-MNIST at λ = 0.3; the reported "
+         "epoch has the lowest variational loss on a PU validation split, vpu.py L51–58 (532ee6c)",
+         f"λ = {vpu.LAMBDA} on every data set; the last epoch, as for every method here; the "
+         "page's Adam and weight decay (the authors: betas (0.5, 0.99), no weight decay, the "
+         "rate halved every 20 epochs); P rows for MixUp drawn with replacement (batches keep P : U)"),
         ("Dist-PU", f"μ_ent = {distpu.MU_ENTROPY}, α = {distpu.ALPHA}, c_mix = {distpu.MIXUP}, "
          f"c_me = {distpu.MIX_ENTROPY}, c_ent = {distpu.ENTROPY}; scores clipped to ±{distpu.CLIP:g}",
-         "official code", "stage 1 = the epochs before select_from, stage 2 the rest, with the "
-         "page's optimiser (officially 60 + 60 epochs, own rates)"),
+         "Ray-rui/Dist-PU-… train.py L39–47: 60 + 60 epochs, a warm-up Adam at 5e-4 (weight "
+         "decay 5e-3), then a fresh Adam at 5e-5 annealed to 3.5e-5 (1e-3), L30–33, L132–144 (cb74be1)",
+         "stage 1 = the epochs before select_from, stage 2 the rest, one optimiser at the page's "
+         "rate and weight decay throughout"),
         ("Robust-PU", f"Welsch weights, λ from {robustpu.START} to {robustpu.STOP} over "
-         f"{robustpu.GROW_EPOCHS} epochs", "official code", "warm-up = the first select_from − 1 "
-         "epochs (officially 400); no early stopping on labelled validation data; P : U is the "
-         "page's (1 : 10 on the synthetic task, 1 : 2 in the official experiments), and the "
-         "loss, as officially, does not weigh the classes"),
+         f"{robustpu.GROW_EPOCHS} epochs",
+         "woriazzc/Robust-PU main.py L595–608 (schedule, Welsch); 400 pre-training epochs "
+         "L554–558; ≤ 100 episodes with patience 5 on 500 labelled validation points L567, L585, "
+         "L478; P : U 2,000 : 4,000, L476–477 (1dd17b6)",
+         "warm-up = the first select_from − 1 epochs; no early stopping (it needs labels); P : U "
+         "is the page's (1 : 10 on the synthetic task), and the loss, as officially, does not "
+         "weigh the classes"),
         ("Negative selection", "aaPU's n_select and select_from; N weighted as U's points",
          "this book (the paper's counterfactual)", "—"),
         ("aaPU, oracle S", "aaPU's settings; S from U's true positives", "this book", "—")]
