@@ -122,8 +122,8 @@ def hyperparameters() -> pd.DataFrame:
         ("nnPUSB", "threshold: the (1 − π)-quantile of the scores",
          "Kato et al., 2019: MasaKat0/PUlearning BiasedPUlearning/nnPUSB/train_nnPU.py "
          "L112–117, on the test inputs (L79) (a0d034d)",
-         "the quantile of the training U's scores, not the test inputs' (no test input shapes "
-         "a prediction here); read from nnPU's run (it trains exactly as nnPU)"),
+         "the training U's (1 − π)-quantile, not the test inputs' (no test input enters a "
+         "decision here); read from nnPU's run (it trains exactly as nnPU)"),
         ("VPU", f"α = {vpu.ALPHA}, λ = {vpu.LAMBDA}; positive where φ / max φ > ½",
          "HC-Feynman/vpu run.py L13–14; README L21 runs Fashion-MNIST at λ = 0.3; the reported "
          "epoch has the lowest variational loss on a PU validation split, vpu.py L51–58 (532ee6c)",
