@@ -22,7 +22,9 @@ def test_each_reading_changes_one_side_and_shares_the_rest():
     changed = [r for r in runs if r.prior is not None]
     assert {(r.method, r.prior, r.group) for r in changed} == {("aapu", 0.4412, "prior_0.4412"),
                                                                ("nnpu", 0.4412, "prior_0.4412")}
-    assert len(runs) - len(changed) == 10        # the book's pair + 8 one-sided readings
+    assert len(runs) - len(changed) == 11        # the book's pair + 8 one-sided readings + nnPU clamped
+    assert labels["max(0, ·) as a clamp, both"][:2] == ("aapu correction=clamp", "nnpu correction=clamp")
+    assert labels["max(0, ·) as a clamp"][:2] == ("aapu correction=clamp", "nnpu")
     assert len(pairs_) == len(READINGS) + 1
 
 

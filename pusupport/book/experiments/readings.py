@@ -66,6 +66,9 @@ READINGS = (
     Reading("max(0, ·) of aaPU's risk", "a plain clamp, R̂_p + max(0, R̂_n): S keeps its "
             "gradient on corrected batches (Kiryo et al.'s rule steps on −∇R̂_n alone)",
             "max(0, ·) as a clamp", aapu={"correction": "clamp"}),
+    Reading("max(0, ·) of both risks", "a plain clamp in nnPU too: what S adds once the rule "
+            "is the same on both sides (the reading above also changes the rule)",
+            "max(0, ·) as a clamp, both", aapu={"correction": "clamp"}, nnpu={"correction": "clamp"}),
 )
 
 
