@@ -44,6 +44,7 @@ import pandas as pd
 import torch
 
 from pusupport.book.committed import add_part, page_at
+from pusupport.book.records import read_history
 from pusupport.book.reference import REFERENCE, code_commit, provenance
 from pusupport.book.registry import book_pages
 from pusupport.book.sources import data_source
@@ -102,7 +103,7 @@ def _import(folder: Path, name: str, args) -> Path:
         raise ValueError(f"{folder / 'provenance.json'} does not say which copy of the data trained "
                          "these runs: add \"data_source\" (pusupport.book.sources.data_source "
                          "of the page's data on that copy)")
-    history = pd.concat([pd.read_csv(p) for p in sorted(folder.glob("*.csv"))], ignore_index=True)
+    history = pd.concat([read_history(p) for p in sorted(folder.glob("*.csv"))], ignore_index=True)
     made["training_code"] = code_version(made["commit"])
     made.setdefault("imported_from", _relative(str(folder)))
     return add_part(history, name, args.profile, made, args.reference)

@@ -20,11 +20,11 @@ import sys
 import time
 from pathlib import Path
 
-import pandas as pd
 import torch
 
 from pusupport.book.claims import lower_error
 from pusupport.book.pages import resolve_page
+from pusupport.book.records import read_history
 from pusupport.book.reference import code_commit, provenance, spread_path
 from pusupport.core.atomic import atomic_write_text
 from pusupport.core.runtime import resolve
@@ -65,7 +65,7 @@ def measure(dataset: str, notebook: str, folder: str, args) -> dict | None:
     history = page.run(make_data=make_data)
     page.save(history)
     ours = COMPARE({}, history).paired
-    theirs = COMPARE(summary, pd.read_csv(reference / "history.csv")).paired
+    theirs = COMPARE(summary, read_history(reference / "history.csv")).paired
     print(f"{dataset}: book {theirs.interval()}, re-run {ours.interval()} "
           f"({time.perf_counter() - start:.0f} s)")
     shifts = [abs(a - b) for a, b in zip(ours.differences, theirs.differences)]

@@ -20,6 +20,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.metrics import unpack_rows
+from .records import read_history
 from .verdicts import (CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED, Judged, Margin,
                        Paired, judge_within, paired_difference)
 
@@ -132,7 +133,7 @@ def _load(folder: Path):
     if summary is None or summary.get("status") != "run":
         reason = "page not executed" if summary is None else summary.get("reason", "not run")
         return summary or {}, None, reason
-    return summary, pd.read_csv(folder / "history.csv"), None
+    return summary, read_history(folder / "history.csv"), None
 
 
 def judge_claims(output_dir, claims, spread: dict | None = None,

@@ -24,7 +24,7 @@ from . import registry
 from .claims import AT_PAPER, reproduction_table, verdict_text
 from .pages import Page, resolve_page
 from .paper import NOT_IN_PAPER
-from .records import save_results
+from .records import read_history, save_results
 from .reference import REFERENCE
 
 #: What a page's section shows where nothing is committed.
@@ -82,7 +82,7 @@ class Committed:
 
     @cached_property
     def history(self) -> pd.DataFrame:
-        return pd.read_csv(self.folder / "history.csv")
+        return read_history(self.folder / "history.csv")
 
     @cached_property
     def planned(self) -> int:
@@ -242,7 +242,7 @@ def _write_union(folder: Path, code: Page) -> None:
     """The folder's ``history.csv`` and ``summary.json``: every part's runs, as the page
     itself would save them on their seeds."""
     found = parts_of(folder)
-    history = pd.concat([pd.read_csv(folder / "parts" / name / "history.csv") for name in found],
+    history = pd.concat([read_history(folder / "parts" / name / "history.csv") for name in found],
                         ignore_index=True)
     seeds = sorted(int(s) for p in found.values() for s in p["seeds"])
     union = page_at(code.name, code.profile, seeds=seeds)

@@ -40,6 +40,12 @@ def summarize(history: pd.DataFrame, metrics=METRICS) -> dict:
     return out
 
 
+def read_history(path) -> pd.DataFrame:
+    """A history CSV, its columns typed from every row at once (the per-point error columns
+    hold text in a run's last row only)."""
+    return pd.read_csv(path, low_memory=False)
+
+
 def save_results(history: pd.DataFrame, out_dir, **meta) -> dict:
     """Write ``history.csv`` and ``summary.json`` (final metrics + ``meta``) to ``out_dir``."""
     out_dir = Path(out_dir)

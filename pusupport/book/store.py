@@ -28,6 +28,7 @@ from ..core.atomic import atomic_write_text, replacing
 from ..core.checkpoint import NOT_RESULTS, code_version, data_identity
 from ..core.methods import VIEW_PREFIX
 from ..core.runtime import resolve
+from .records import read_history
 
 #: Left out of a run's key: what never changes its numbers, the seed (the key lists the
 #: seeds) and how often it is evaluated (checked apart).
@@ -128,7 +129,7 @@ class RunStore:
         needed = set(evaluated_epochs(cfg))
         if not needed <= set(meta["evaluated"]):
             return None
-        history = pd.read_csv(Path(self.folder) / f"{key}.csv")
+        history = read_history(Path(self.folder) / f"{key}.csv")
         history["method"] = cfg.method
         blank = ~history.epoch.isin(needed)
         for column in history.columns:
