@@ -439,3 +439,22 @@ def test_an_empty_test_split_is_said_not_printed_as_nan(capsys, tmp_path):
     out, err = capsys.readouterr()
     assert "0 test rows;" in out and "test error nan" not in out
     assert "warning: no test rows, so no test error: give a test split" in err
+
+
+def test_a_split_folder_given_for_the_image_folder_names_its_parent(tmp_path):
+    """`--images DIR/train` (the split, not the folder): the error names the parent to give."""
+    from pusupport.data.files import DatasetNotFoundError
+    from pusupport.data.images import load_image_folder
+    for split in ("train", "test"):
+        (tmp_path / split / "a").mkdir(parents=True)
+    with pytest.raises(DatasetNotFoundError, match=rf"is itself the train/ split: give its parent, {tmp_path}"):
+        load_image_folder(tmp_path / "train")
+
+
+def test_a_table_without_a_test_split_says_it_holds_a_fifth_out(tmp_path, capsys):
+    from pusupport.apps.reading import load_own
+    pd.DataFrame({"a": np.arange(40.0), "label": np.arange(40) % 2}).to_csv(tmp_path / "t.csv", index=False)
+    assert load_own(features=tmp_path / "t.csv").held_out
+    np.savez(tmp_path / "t.npz", x=np.zeros((10, 2), np.float32), y=np.arange(10) % 2,
+             x_test=np.zeros((4, 2), np.float32), y_test=np.arange(4) % 2)
+    assert not load_own(features=tmp_path / "t.npz").held_out

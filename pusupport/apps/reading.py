@@ -33,6 +33,7 @@ class OwnData:
     labeled: LabeledData
     preprocessing: dict
     source: str
+    held_out: bool = False          # the test set is TEST_FRACTION of the rows (no test split given)
 
     @property
     def kind(self) -> str:
@@ -131,7 +132,8 @@ def load_own(images=None, features=None, label_column: str | None = "label", ima
         return OwnData(data, {"kind": "images", "image_size": [h, w], "channels": c}, str(path))
     x, labels, names, _ = read_table(features, label_column, spelling=spelling)
     path = Path(features)
-    if path.suffix.lower() == ".npz" and "x_test" in np.load(path):
+    held_out = not (path.suffix.lower() == ".npz" and "x_test" in np.load(path))
+    if not held_out:
         arrays = np.load(path)
         both = np.concatenate([arrays["y"], arrays["y_test"]])
         classes = sorted({str(v) for v in both})
@@ -142,7 +144,7 @@ def load_own(images=None, features=None, label_column: str | None = "label", ima
             raise ValueError(f"{path}: no labels (.npz needs an array 'y')")
         data = _split_rows(x, labels, seed)
     return OwnData(data, {"kind": "features", "columns": names, "label_column": label_column},
-                   str(path))
+                   str(path), held_out)
 
 
 def image_files(folder) -> list[Path]:

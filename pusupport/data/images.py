@@ -109,9 +109,12 @@ def load_image_folder(path, image_size=None, data_dir=None, skip_unreadable: boo
     if not (path / "train").is_dir() or not (path / "test").is_dir():
         missing = " and ".join(f"{s}/" for s in ("train", "test") if not (path / s).is_dir())
         name = f"{missing} inside image folder {path}" if path.is_dir() else f"image folder {path}"
+        split = path.name in ("train", "test") and (path.parent / "train").is_dir()
         raise DatasetNotFoundError(name, path, ["train/<class>/*", "test/<class>/*"], "",
                                    "expected train/ and test/ sub-folders with one folder per "
-                                   "class", fix=YOUR_DATA)
+                                   "class" + (f" — {path} is itself the {path.name}/ split: give its "
+                                              f"parent, {path.parent}" if split else ""),
+                                   fix=YOUR_DATA)
     listed = {split: _list_images(path / split) for split in ("train", "test")}
     if listed["train"][0] != listed["test"][0]:
         raise ValueError(f"{path}: train and test have different class folders "
