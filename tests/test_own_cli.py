@@ -309,7 +309,7 @@ def test_a_degenerate_prior_estimate_fails_and_saves_nothing(tmp_path, capsys):
 def test_outputs_are_checked_before_any_work(capsys, tmp_path, monkeypatch):
     """One rule: the folder that holds an output must exist and be writable; a folder
     is not a file. Each fails at once (the data loader is never reached)."""
-    monkeypatch.setattr(own, "load_own", lambda *a, **k: pytest.fail("data read before the check"))
+    monkeypatch.setattr(reading, "load_own", lambda *a, **k: pytest.fail("data read before the check"))
     args = ("train", "--images", tmp_path, "--positive", 0, *TRAIN)
     msg = error_of(capsys, *args, "--out", tmp_path)
     assert msg == (f"pusupport train: error: --out {tmp_path}: is a folder; give a file name, "
