@@ -56,3 +56,17 @@ def test_the_baseline_loss_reading_says_how_far_the_loss_alone_moves_nnpu():
     table.loc[1, "nnPU"] = 0.07
     assert "lowest" not in the_baseline_loss(table)
     assert the_baseline_loss(table.iloc[:1]) == ""
+
+
+def test_the_two_clamp_readings_tell_the_rule_from_s():
+    import pandas as pd
+    from pusupport.book.experiments.readings import VERDICT, the_clamp
+    table = pd.DataFrame([
+        {"choice": "max(0, ·) of aaPU's risk", "aaPU": 0.0524, "nnPU": 0.0645, "aaPU − nnPU": -0.0121,
+         "low": -0.0171, "high": -0.0071, VERDICT: REPRODUCED},
+        {"choice": "max(0, ·) of both risks", "aaPU": 0.0524, "nnPU": 0.0535, "aaPU − nnPU": -0.0011,
+         "low": -0.0051, "high": 0.0029, VERDICT: RULED_OUT}])
+    text = the_clamp(table)
+    assert "gives aaPU a mean final error of 0.0524 against 0.0645 for Kiryo et al.'s nnPU (reproduced)" in text
+    assert "nnPU reaches 0.0535, and aaPU − nnPU under one rule is -0.0011 [-0.0051, +0.0029]" in text
+    assert the_clamp(table.iloc[:1]) == ""

@@ -178,6 +178,20 @@ def the_baseline_loss(table: pd.DataFrame) -> str:
     return text
 
 
+def the_clamp(table: pd.DataFrame) -> str:
+    """Markdown: what the two clamp readings say together — aaPU clamped against Kiryo's nnPU
+    changes the rule and adds S at once; against nnPU clamped the same way only S differs."""
+    rows = table.set_index("choice")
+    if not {"max(0, ·) of aaPU's risk", "max(0, ·) of both risks"} <= set(rows.index):
+        return ""
+    one, both = rows.loc["max(0, ·) of aaPU's risk"], rows.loc["max(0, ·) of both risks"]
+    return (f"Read as a plain clamp, max(0, ·) gives aaPU a mean final error of {one['aaPU']:.4f} "
+            f"against {one['nnPU']:.4f} for Kiryo et al.'s nnPU ({one[VERDICT]}); clamped the same "
+            f"way, nnPU reaches {both['nnPU']:.4f}, and aaPU − nnPU under one rule is "
+            f"{both['aaPU − nnPU']:+.4f} [{both['low']:+.4f}, {both['high']:+.4f}] ({both[VERDICT]}). "
+            "What the first comparison shows beyond the second is the rule's, not S's.")
+
+
 def answer_for(output_dir) -> str:
     """The answer written by the readings page under ``output_dir``, or why there is none."""
     import json
