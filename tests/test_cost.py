@@ -166,3 +166,27 @@ def test_the_priced_layout_is_the_executed_one(tmp_path, monkeypatch):
     ours = page.experiment.runs(profile="smoke", device="cpu")
     assert [(j.labels, j.seeds) for j in ours.jobs] == [(j.labels, j.seeds) for j in plan.jobs]
     assert price(ours).flops == price(plan).flops
+
+
+def test_a_forked_run_is_priced_from_its_fork():
+    data = Data(n_p=10, n_u=100, n_test=50, eligible=100, shape=(2,))
+    cfg = TrainConfig(method="aapu", epochs=3, select_from=2, n_select=5, eval_every=0)
+    # forked after epoch 2 (nnPU's): U scored for that epoch's selection, then epoch 3 as alone
+    rows = 100 + 3 * 115 + 50 + 100
+    assert run_flops(Run(cfg, data, first=3)) == rows * forward_flops(cfg.model, (2,))
+
+
+def test_every_aapu_reading_joins_the_job_of_the_nnpu_run_it_forks_from():
+    """The readings page on a CPU: each aaPU run forks from the nnPU run with its π and
+    its max(0, ·) rule at its own first selection epoch, and is priced from there."""
+    plan = get("readings").runs(profile="cpu", device="cpu")
+    forked = {}
+    for job in plan.jobs:
+        for i, (p, epoch) in job.forks.items():
+            assert (job.runs[p].cfg.method, job.runs[i].cfg.select_from) == ("nnpu", epoch)
+            assert (job.runs[p].prior, job.runs[p].cfg.correction) == (job.runs[i].prior, job.runs[i].cfg.correction)
+            forked[job.runs[i].label] = epoch
+    assert set(forked) == {r.label for r in plan.runs if r.cfg.method == "aapu"} and len(forked) == 9
+    assert sorted(set(forked.values())) == [100, 200, 400]
+    alone = sum(r.cfg.epochs for r in plan.runs)
+    assert sum(r.cfg.epochs - r.first + 1 for r in plan_runs(plan)) == alone - sum(forked.values())

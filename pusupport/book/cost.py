@@ -104,7 +104,9 @@ def data_sizes(dataset: str, d) -> Data:
 class Run:
     """One training configuration of a page, for ``seeds`` seeds (``stacked``: as one
     network); ``scored``: rows scored once after training (a prior estimator's other half);
-    ``view``: read from another method's run (:attr:`~pusupport.core.methods.Method.view_of`)."""
+    ``view``: read from another method's run (:attr:`~pusupport.core.methods.Method.view_of`);
+    ``first``: the first epoch it trains (a run forked from another after epoch
+    ``first − 1``: :mod:`~pusupport.core.forks`)."""
 
     cfg: TrainConfig
     data: Data
@@ -112,6 +114,7 @@ class Run:
     stacked: bool = False
     scored: int = 0
     view: bool = False
+    first: int = 1
 
     @property
     def members(self) -> int:
@@ -160,8 +163,8 @@ def run_flops(run: Run) -> float:
     if run.view:
         return 0.0
     method, forward = get_method(cfg.method), forward_flops(cfg.model, d.shape, d.nnz)
-    rows = 0
-    for epoch in range(1, cfg.epochs + 1):
+    rows = d.n_u if run.first > 1 else 0      # a fork scores U for its first selection
+    for epoch in range(run.first, cfg.epochs + 1):
         rows += method.passes * (d.n_p + d.n_u + _selected(cfg, d, epoch))
         evaluates = cfg.evaluates_at(epoch)
         if evaluates:
@@ -242,8 +245,11 @@ class Cost:
 
 
 def plan_runs(plan: Plan) -> list[Run]:
-    """The :class:`Run` of each run of each job of ``plan``, as its layout trains it."""
-    return [Run(r.cfg, r.sizes, len(job.seeds), job.stacked, r.scored) for job in plan.jobs for r in job.runs]
+    """The :class:`Run` of each run of each job of ``plan``, as its layout trains it (a
+    forked run from its fork on)."""
+    return [Run(r.cfg, r.sizes, len(job.seeds), job.stacked, r.scored,
+                first=job.forks.get(i, (None, 0))[1] + 1)
+            for job in plan.jobs for i, r in enumerate(job.runs)]
 
 
 def price(plan: Plan | list[Run], page: str = "") -> Cost:

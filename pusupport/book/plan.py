@@ -12,9 +12,10 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable
 
 from ..core.config import Settings, TrainConfig, merge
+from ..core.forks import fork_epoch, trunks
 from ..core.methods import get_method
 from ..core.runtime import SETTINGS_STACKED, STACKED
-from ..core.training import PER_MEMBER
+from ..core.groups import PER_MEMBER
 
 
 @dataclass(frozen=True)
@@ -74,11 +75,14 @@ class Planned:
 
 @dataclass(frozen=True)
 class Job:
-    """Runs trained together on ``seeds``: one stacked network when there are several
-    seeds, one model when one seed."""
+    """Runs trained together on ``seeds``, their seeds as one stacked network when there are
+    several, one model when one seed; ``together``: every run as one network (settings
+    stacked), else each run its own — the runs that fork from another
+    (:func:`~pusupport.core.forks.trunks`) sharing its first epochs either way."""
 
     runs: tuple
     seeds: tuple
+    together: bool = True
 
     @property
     def stacked(self) -> bool:
@@ -91,6 +95,12 @@ class Job:
     @property
     def configs(self) -> tuple:
         return tuple(r.cfg for r in self.runs)
+
+    @property
+    def forks(self) -> dict:
+        """{run: (the run it forks from, the last epoch they share)}, by index in ``runs``."""
+        parent = trunks([(r.data, r.prior) for r in self.runs], self.configs)
+        return {i: (p, fork_epoch(self.runs[i].cfg)) for i, p in enumerate(parent) if p is not None}
 
     def datas(self, built: dict) -> list[list]:
         """Each run's PUData per seed (run-major), from ``built`` ({(data, prior, seed):
@@ -128,22 +138,36 @@ def stacks(run: Planned, device: str) -> bool:
 
 
 def layout(runs, seeds, device: str) -> list[Job]:
-    """The jobs that train ``runs`` on ``device``: a run that :func:`stacks` is one job of
-    all its seeds, with the runs on the same data whose settings differ only in values
-    (:data:`~pusupport.core.training.PER_MEMBER`) where its model stacks settings too
-    (:data:`~pusupport.core.runtime.SETTINGS_STACKED`); every other run is one job per
-    seed, seed by seed (in the order of ``seeds``)."""
-    grouped, single = {}, []
+    """The jobs that train ``runs`` on ``device``: a run that :func:`stacks` trains all its
+    seeds as one network, with the runs on the same data whose settings differ only in
+    values (:data:`~pusupport.core.groups.PER_MEMBER`) where its model stacks settings too
+    (:data:`~pusupport.core.runtime.SETTINGS_STACKED`); every other run trains seed by seed
+    (in the order of ``seeds``). A run that forks from another (:func:`forked`) joins that
+    run's job."""
+    grouped, apart, single = {}, {}, []
     for run in runs:
         if not stacks(run, device):
             single.append(run)
-            continue
-        shared = (tuple(repr(v) for k, v in asdict(run.cfg).items() if k not in PER_MEMBER)
-                  if run.cfg.model.name in SETTINGS_STACKED.get(device, ()) else run.label)
-        grouped.setdefault((run.data, run.seeds, shared), []).append(run)
+        elif run.cfg.model.name in SETTINGS_STACKED.get(device, ()):
+            shared = tuple(repr(v) for k, v in asdict(run.cfg).items() if k not in PER_MEMBER)
+            grouped.setdefault((run.data, run.seeds, shared), []).append(run)
+        else:
+            apart.setdefault(run.seeds, []).append(run)
     order = dict.fromkeys([*seeds, *(s for run in single for s in run.seeds)])
     return ([Job(tuple(group), group[0].seeds) for group in grouped.values()]
-            + [Job((run,), (seed,)) for seed in order for run in single if seed in run.seeds])
+            + [Job(g, s, False) for s, group in apart.items() for g in forked(group)]
+            + [Job(g, (seed,), False) for seed in order
+               for g in forked([r for r in single if seed in r.seeds])])
+
+
+def forked(runs) -> list[tuple]:
+    """``runs`` (on the same seeds) as groups trained in one job: each trunk with the runs
+    that fork from it (:func:`~pusupport.core.forks.trunks`), every other run alone."""
+    parent = trunks([(r.data, r.prior) for r in runs], [r.cfg for r in runs])
+    groups: dict = {}
+    for i, run in enumerate(runs):
+        groups.setdefault(i if parent[i] is None else parent[i], []).append(run)
+    return [tuple(g) for g in groups.values()]
 
 
 def as_trained(specs: list[RunSpec]) -> tuple[list[RunSpec], dict]:

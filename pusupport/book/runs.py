@@ -44,6 +44,11 @@ def execute(plan: Plan, store: RunStore | None = None, runner: dict | None = Non
     if read:
         print("read from the run store, not trained again: " + "; ".join(
             f"{label} (trained by the {trainer} page)" for label, trainer in read.items()))
+    shared = {f"{job.runs[i].label} its first {epoch} (those of {job.runs[p].label})"
+              for job in plan.jobs for i, (p, epoch) in job.forks.items()}
+    if shared:
+        print("epochs trained once, then forked (aaPU trains as nnPU until its first "
+              "selection): " + "; ".join(sorted(shared)))
     views = {label: base for label, (base, view) in plan.shown.items() if view}
     if views:
         print("not trained: " + "; ".join(f"{label}, read from the {base} run at its own threshold "

@@ -152,18 +152,16 @@ class RunStore:
 
 def train_runs(job, datas: list, store: RunStore | None = None) -> list[tuple[list, str | None]]:
     """A job's runs (:class:`~pusupport.book.plan.Job`): run i is ``job.configs[i]`` on
-    ``datas[i]`` (one PUData per seed of ``job.seeds``), all trained together — one stacked
-    network for several seeds (:func:`~pusupport.core.training.train_grid`). Returns each
-    run's (histories, the page that trained it — None when trained now): a run ``store``
-    holds is read; one another page is training is waited for and read."""
-    from ..core.training import train, train_grid
+    ``datas[i]`` (one PUData per seed of ``job.seeds``), trained as the job lays them out,
+    an aaPU run forked from its nnPU run (:func:`~pusupport.core.training.fit_shared`). Returns
+    each run's (histories, the page that trained it — None when trained now): a run
+    ``store`` holds is read; one another page is training is waited for and read."""
+    from ..core.training import fit_shared
 
     def fit(runs: list[int]) -> list[list]:
-        if not job.stacked:
-            return [[train(datas[i][0], job.configs[i], seed=job.seeds[0]).history] for i in runs]
-        by_seed = [dict(zip(job.seeds, datas[i])).__getitem__ for i in runs]
-        return [[r.history for r in results] for results in
-                train_grid(by_seed, list(job.seeds), [job.configs[i] for i in runs])]
+        return [[r.history for r in results] for results in fit_shared(
+            [datas[i] for i in runs], list(job.seeds), [job.configs[i] for i in runs],
+            job.stacked, job.together)]
     everything = list(range(len(job.configs)))
     if store is None:
         return [(h, None) for h in fit(everything)]

@@ -68,25 +68,28 @@ def data_identity(data) -> dict:
                                  data.y_test)}
 
 
-def fingerprint(cfgs, datas, seeds) -> dict:
+def fingerprint(cfgs, datas, seeds, stop: int | None = None) -> dict:
     """What must match for a checkpoint to be resumed: the configuration (of each run of a
-    stack), the seeds, each seed's data, the training code."""
+    stack), the seeds, each seed's data, the training code (and ``stop``, the last epoch of
+    a run's shared first epochs: :mod:`~pusupport.core.forks`)."""
     runs = [{k: v for k, v in asdict(c).items() if k not in (*NOT_RESULTS, "seed")}
             for c in (cfgs if isinstance(cfgs, list) else [cfgs])]
     return {"config": runs[0] if len(runs) == 1 else {"runs": runs}, "code": code_version(),
-            "seeds": list(seeds), "data": [data_identity(d) for d in datas]}
+            "seeds": list(seeds), "data": [data_identity(d) for d in datas],
+            **({} if stop is None else {"stop": stop})}
 
 
-def path_for(cfgs, seeds) -> Path:
+def path_for(cfgs, seeds, stop: int | None = None) -> Path:
     """``<checkpoint_dir>/<method>-seeds<s1_s2…>.pt``; a stack of several runs:
-    ``<method>+<n>runs-<digest of their settings>-seeds….pt`` in the first run's folder."""
+    ``<method>+<n>runs-<digest of their settings>-seeds….pt`` in the first run's folder;
+    ``-to<stop>`` before ``.pt`` for shared first epochs that end at ``stop``."""
     cfgs = cfgs if isinstance(cfgs, list) else [cfgs]
     name = "_".join(map(str, dict.fromkeys(seeds)))
     what = cfgs[0].method
     if len(cfgs) > 1:
         digest = hashlib.sha256(repr([asdict(c) for c in cfgs]).encode()).hexdigest()[:10]
         what = f"{what}+{len(cfgs) - 1}runs-{digest}"
-    return Path(cfgs[0].checkpoint_dir) / f"{what}-seeds{name}.pt"
+    return Path(cfgs[0].checkpoint_dir) / f"{what}-seeds{name}{'' if stop is None else f'-to{stop}'}.pt"
 
 
 def save(path: Path, state: dict) -> None:

@@ -81,7 +81,9 @@ class Method:
     backward = 3; a second forward pass adds 3); ``view_of``: the method this one trains
     exactly as (same risk, same batches), differing only in its ``threshold`` — the loop
     records its final test error beside that method's own (:func:`view_column`), so one
-    run gives both.
+    run gives both; ``before_selection``: the method this one trains exactly as until its
+    first selection (S empty: aaPU is then nnPU), so its run forks from that method's
+    (:mod:`~pusupport.core.forks`).
     """
 
     name: str
@@ -100,6 +102,7 @@ class Method:
     end_epoch: Callable | None = None
     threshold: Callable | None = None
     view_of: str | None = None
+    before_selection: str | None = None
 
 
 def views_of(name: str) -> list[Method]:
@@ -161,7 +164,7 @@ register(Method("aapu", "aaPU", "nnPU whose positive risk also counts S (§3.3)"
                 risk=lambda b: aapu_risk(b.g_p, b.g_u, b.g_s, b.prior, b.config.loss, b.config.beta,
                                          b.config.gamma, b.s_mask, b.config.s_weight,
                                          b.config.correction),
-                selects=True, end_epoch=grow_selection))
+                selects=True, end_epoch=grow_selection, before_selection="nnpu"))
 # S joins P everywhere; its concatenation of P and S scores cannot take padded S batches.
 register(Method("naive", "S added to P everywhere",
                 "ablation: S added to the labelled positives everywhere", color="#9467bd",

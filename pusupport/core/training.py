@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 import torch
@@ -21,8 +21,10 @@ from . import checkpoint
 from .config import DRY_RUN_ROWS, DRY_RUN_STEP_ROWS, TrainConfig, merge
 from .problem import PUData
 from .members import SingleModel, StackedModels
+from .forks import data_keys, fork_epoch, pick, trunks
+from .groups import stack_groups
 from .evaluation import Scored, ULosses, final_wrong, test_metrics, thresholds, view_errors
-from .methods import Batch, EpochEnd, get_method
+from .methods import Batch, EpochEnd
 from .models import full_precision
 from .progress import progress
 from .runtime import resolve, resolve_device
@@ -31,12 +33,6 @@ from .stacking import NotStackable
 
 __all__ = ["TrainConfig", "RunResult", "train", "train_seeds", "train_grid", "fit",
            "resolve_device", "stratified_batches"]
-
-#: Settings the members of one stacked network may differ in (values, not shapes); the
-#: others must be equal (``checkpoint_dir``: the first member's is used).
-PER_MEMBER = ("method", "loss", "beta", "gamma", "n_select", "select_from", "selection_loss",
-              "allow_repick", "s_weight", "correction", "seed", "checkpoint_dir")
-
 
 def n_batches(n_p: int, n_u: int, batch_size: int) -> int:
     """Mini-batches an epoch: ⌈(n_p + n_u)/batch_size⌉, capped at n_p so that every batch
@@ -113,12 +109,15 @@ def train_seeds(make_data, seeds, config: TrainConfig | None = None, **overrides
 
 def train_grid(make_data, seeds, configs: list[TrainConfig]) -> list[list[RunResult]]:
     """Every config of ``configs`` on every seed, all as one stacked network (config-major:
-    ``out[i][j]`` is config i on seed j). The configs may differ in :data:`PER_MEMBER`;
+    ``out[i][j]`` is config i on seed j). The configs may differ in
+    :data:`~pusupport.core.groups.PER_MEMBER`;
     ``make_data``: seed → PUData, or one such function per config (e.g. another π).
 
     Each member is the same maths as its own run, ``train(make_data(s), config, seed=s)``,
     up to floating-point rounding; the stack amortises the per-step overhead of small
-    networks. Raises :class:`~pusupport.core.stacking.NotStackable` for what cannot be stacked.
+    networks, and an aaPU run shares its first epochs with the nnPU run of its settings
+    (:func:`fit_shared`). Raises :class:`~pusupport.core.stacking.NotStackable` for what
+    cannot be stacked.
     """
     makes = list(make_data) if isinstance(make_data, (list, tuple)) else [make_data] * len(configs)
     built: dict = {}                         # each function's data for a seed, built once
@@ -126,58 +125,8 @@ def train_grid(make_data, seeds, configs: list[TrainConfig]) -> list[list[RunRes
         for s in seeds:
             if (id(make), s) not in built:
                 built[id(make), s] = make(s)
-    datas = [built[id(make), s] for make in makes for s in seeds]
-    results = fit(datas, list(seeds) * len(configs), [c for c in configs for _ in seeds], stacked=True)
-    return [results[i * len(seeds):(i + 1) * len(seeds)] for i in range(len(configs))]
-
-
-@dataclass
-class _Group:
-    """Consecutive members trained with one config: rows ``start:stop`` of the stack, their
-    π (one number, or a tensor when it differs by member) and the method's state."""
-
-    cfg: TrainConfig
-    start: int
-    stop: int
-    prior: float | torch.Tensor
-    state: dict
-
-    @property
-    def method(self):
-        return get_method(self.cfg.method)
-
-    @property
-    def rows(self) -> slice:
-        return slice(self.start, self.stop)
-
-
-def _groups(cfgs: list[TrainConfig], datas, seeds, device) -> list[_Group]:
-    """The members' configs as runs of equal configs (:data:`PER_MEMBER` but the seed);
-    refuses configs that differ in anything else, or methods that cannot share a stack."""
-    shared = [f.name for f in fields(TrainConfig) if f.name not in PER_MEMBER]
-    differ = [n for n in shared if len({repr(getattr(c, n)) for c in cfgs}) > 1]
-    if differ:
-        raise NotStackable(f"stacked runs must share {differ}: train these runs apart")
-    if len({(tuple(c.visited_epochs()), tuple(c.steps_in(e) for e in c.visited_epochs()))
-            for c in cfgs}) > 1:
-        raise NotStackable("stacked runs of a dry run must visit the same epochs: train them apart")
-    out: list[_Group] = []
-    for k, cfg in enumerate(cfgs):
-        if out and replace(out[-1].cfg, seed=0) == replace(cfg, seed=0, checkpoint_dir=out[-1].cfg.checkpoint_dir):
-            out[-1].stop = k + 1
-        else:
-            out.append(_Group(cfg, k, k + 1, 0.0, {}))
-    methods = {g.method for g in out}
-    if len(out) > 1 and len({m.supervised for m in methods}) > 1:
-        raise NotStackable("supervised and PU runs cannot share a stack: train them apart")
-    if len(out) > 1 and any(m.mixes_inputs for m in methods):
-        raise NotStackable("a method that mixes input rows needs a stack of its own settings")
-    for g in out:
-        priors = [d.prior for d in datas[g.rows]]
-        g.prior = priors[0] if len(set(priors)) == 1 else torch.tensor(priors, device=device)
-        if g.method.init_state:
-            g.state = g.method.init_state(len(datas[0].x_u), list(seeds[g.rows]), device)
-    return out
+    datas = [[built[id(make), s] for s in seeds] for make in makes]
+    return fit_shared(datas, list(seeds), list(configs), stacked=True, together=True)
 
 
 def _epoch_row(cfg, seed, epoch, lr, means, metrics, selected, train_error) -> dict:
@@ -191,13 +140,16 @@ def _epoch_row(cfg, seed, epoch, lr, means, metrics, selected, train_error) -> d
 
 
 def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainConfig],
-        stacked: bool) -> list[RunResult]:
+        stacked: bool, start: dict | None = None, stop: int | None = None) -> list[RunResult] | dict:
     """The loop: train member k on ``datas[k]`` with seed ``seeds[k]`` and config ``cfgs[k]``
-    (one config: every member's), K ≥ 1."""
+    (one config: every member's), K ≥ 1. ``start``: a state to go on from, another run's
+    at its epoch (:func:`~pusupport.core.forks.pick`; a checkpoint of this run, when there
+    is one, wins); ``stop``: the last epoch to train, whose state (the checkpoint's) is
+    returned instead of the results."""
     cfgs = list(cfgs) if isinstance(cfgs, (list, tuple)) else [cfgs] * len(seeds)
     cfg, runtime = cfgs[0], resolve(cfgs[0])           # the settings every member shares
     device, amp, K = runtime.device, runtime.bf16, len(seeds)
-    groups = _groups(cfgs, datas, seeds, device)
+    groups = stack_groups(cfgs, datas, seeds, device)
     for g in groups:
         if g.method.mixes_inputs and not torch.is_tensor(datas[0].x_p):
             raise ValueError(f"{g.method.label} mixes input rows (MixUp), which needs dense rows; "
@@ -213,28 +165,34 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
                             c.allow_repick) for d, c in zip(datas, cfgs)]
     n_p, n_u, n_test = len(datas[0].x_p), len(datas[0].x_u), len(datas[0].x_test)
     y_test = torch.stack([d.y_test.to(device) for d in datas])
-    rows, u_losses, first, offset = [[] for _ in seeds], [{} for _ in seeds], 1, 0.0
+    rows, u_losses, first, offset, saved, branch = [[] for _ in seeds], [{} for _ in seeds], 1, 0.0, None, []
     if cfg.checkpoint_dir:
         runs = [g.cfg for g in groups]
-        path, identity = checkpoint.path_for(runs, seeds), checkpoint.fingerprint(runs, datas, seeds)
+        path = checkpoint.path_for(runs, seeds, stop)
+        identity = checkpoint.fingerprint(runs, datas, seeds, stop)
         saved = checkpoint.load(path, identity)
-        if saved is not None:
-            members.load_state_dict(saved["members"])
-            opt.load_state_dict(saved["optimizer"])
-            members.set_rng_state(saved["rng"]["members"])
-            for sel, s, g, r in zip(selected, saved["selected"], batch_gens, saved["rng"]["batches"]):
+    if saved is None and start is not None:
+        saved, branch = start, start["branch"]   # a new branch makes the fork epoch's selection
+    if saved is not None:
+        members.load_state_dict(saved["members"])
+        opt.load_state_dict(saved["optimizer"])
+        members.set_rng_state(saved["rng"]["members"])
+        for k, (sel, s, g, r) in enumerate(zip(selected, saved["selected"], batch_gens, saved["rng"]["batches"])):
+            if not (branch and branch[k]):
                 sel.load_state_dict(s)
-                g.set_state(r)
-            for g, state in zip(groups, saved["method_state"]):
-                g.state = {k: v.to(device) for k, v in state.items()}
-            rows, u_losses, first = saved["history"], saved["u_losses"], saved["epoch"] + 1
-            offset = rows[0][-1]["wall_time"]
-    start = time.perf_counter() - offset
+            g.set_state(r)
+        for g, state in zip(groups, saved["method_state"]):
+            g.state = {k: v.to(device) for k, v in state.items()}
+        rows = [[{**row, "method": c.method} for row in h] for h, c in zip(saved["history"], cfgs)]
+        u_losses, first = saved["u_losses"], saved["epoch"] + 1
+        offset = rows[0][-1]["wall_time"]
+    start_time = time.perf_counter() - offset
     label = (f"{cfg.method} seed {seeds[0]}" if K == 1 else f"{cfg.method} × {K} seeds"
              if len(groups) == 1 else f"{len(groups)} runs, {K} members")
-    if first > 1:
+    if first > 1 and not branch:
         print(f"{label}: resumed from epoch {first - 1} of {cfg.epochs} ({path})")
-    bar = progress(cfg.visited_epochs(first), cfg.progress, desc=label, leave=False)
+    epochs = [e for e in cfg.visited_epochs(first) if stop is None or e <= stop]
+    bar = progress(epochs, cfg.progress, desc=label, leave=False)
     threshold = None, None                   # (each member's decision threshold, its epoch)
     rows_scored = DRY_RUN_ROWS if cfg.dry_run else None
     supervised = groups[0].method.supervised
@@ -244,6 +202,23 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
         with torch.autocast(device.type, dtype=torch.bfloat16, enabled=amp):
             return full_precision(members.train_scores_of_view(x))
 
+    def end_epoch(epoch, losses, ends):        # Algorithm 1, lines 7–9, for members ``ends``
+        for gr in groups:
+            if gr.method.end_epoch and all(ends[gr.rows]):
+                gr.method.end_epoch(EpochEnd(epoch, gr.cfg, selected[gr.rows], gr.state,
+                                             lambda r=gr.rows, loss=gr.cfg.selection_loss: losses(loss)[r]))
+
+    def state(epoch) -> dict:
+        return {"epoch": epoch, "members": members.state_dict(), "optimizer": opt.state_dict(),
+                "selected": [s.state_dict() for s in selected],
+                "rng": {"members": members.rng_state(), "batches": [g.get_state() for g in batch_gens]},
+                "method_state": [g.state for g in groups], "history": rows, "u_losses": u_losses}
+
+    if any(branch):                          # the fork epoch's selection, for the new runs
+        end_epoch(first - 1, ULosses(Scored(members, cfg.eval_batch_size, amp, rows_scored), n_u,
+                                     device), branch)
+        for k in (k for k in range(K) if branch[k]):
+            rows[k][-1].update(n_selected=len(selected[k]), purity=selected[k].purity)
     for epoch in bar:
         lr = cfg.lr_at(epoch)
         for group in opt.param_groups:
@@ -295,24 +270,60 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
         if epoch in cfg.record_u_losses:
             for k, c in enumerate(cfgs):
                 u_losses[k][epoch] = losses(c.selection_loss)[k, :losses.n].cpu()   # U's first rows in a dry run
-        for gr in groups:
-            if gr.method.end_epoch:
-                gr.method.end_epoch(EpochEnd(epoch, gr.cfg, selected[gr.rows], gr.state,
-                                             lambda r=gr.rows, loss=gr.cfg.selection_loss: losses(loss)[r]))
-        wall = time.perf_counter() - start
+        end_epoch(epoch, losses, [True] * K)
+        wall = time.perf_counter() - start_time
         for k, seed in enumerate(seeds):
             rows[k].append({**_epoch_row(cfgs[k], seed, epoch, lr, means[k], metrics[k], selected[k],
                                          train_errors[k]), **viewed[k], "wall_time": wall})
         bar.set_postfix(test_error=f"{rows[0][-1]['test_error']:.4f}", S=len(selected[0]))
-        if cfg.checkpoint_dir and (epoch % cfg.checkpoint_every == 0 or epoch == cfg.epochs):
-            checkpoint.save(path, {
-                "fingerprint": identity, "epoch": epoch, "members": members.state_dict(),
-                "optimizer": opt.state_dict(), "selected": [s.state_dict() for s in selected],
-                "rng": {"members": members.rng_state(), "batches": [g.get_state() for g in batch_gens]},
-                "method_state": [g.state for g in groups], "history": rows, "u_losses": u_losses})
+        if cfg.checkpoint_dir and (epoch % cfg.checkpoint_every == 0 or epoch in (cfg.epochs, stop)):
+            checkpoint.save(path, {"fingerprint": identity, **state(epoch)})
+    if stop is not None and stop < cfg.epochs:
+        return state(stop)
     final = (threshold[0] if threshold[1] == cfg.epochs else      # the last evaluation's, if last
              thresholds(groups, Scored(members, cfg.eval_batch_size, amp, rows_scored)))
     final = [0.0] * K if final is None else final.tolist()
     return [RunResult(pd.DataFrame(r), model, sel, replace(c, seed=s), u, t)
             for r, model, sel, c, s, u, t in zip(rows, members.models(), selected, cfgs, seeds,
                                                   u_losses, final)]
+
+
+def fit_shared(datas: list[list], seeds: list, cfgs: list[TrainConfig], stacked: bool,
+               together: bool) -> list[list]:
+    """:func:`fit` of runs — run i is ``cfgs[i]`` on ``datas[i]`` (one PUData per seed of
+    ``seeds``) — each branch forked from its trunk (:func:`~pusupport.core.forks.trunks`)
+    at its first selection instead of trained from the start; each run's results.
+
+    ``together``: every run and seed in one network (settings stacked): the runs that fork
+    from nothing train up to the first fork epoch, the branches of that epoch join them,
+    and so on to the last epoch. Else each run is its own network (its seeds stacked when
+    ``stacked``): a trunk trains to each fork epoch of its branches, which go on from there.
+    """
+    parent = trunks(data_keys(datas), cfgs)
+    at = {i: fork_epoch(cfgs[i]) for i, p in enumerate(parent) if p is not None}
+    K = len(seeds)
+
+    def stage(runs, state=None, stop=None):
+        out = fit([d for i in runs for d in datas[i]], list(seeds) * len(runs),
+                  [cfgs[i] for i in runs for _ in seeds], stacked, state, stop)
+        return out if stop else [out[j * K:(j + 1) * K] for j in range(len(runs))]
+    if together:
+        active, state = [i for i, p in enumerate(parent) if p is None], None
+        for epoch in sorted(set(at.values())):
+            state = stage(active, state, epoch)
+            grown = sorted(active + [i for i, e in at.items() if e == epoch])
+            state = pick(state, [active.index(i if i in active else parent[i]) * K + j
+                                 for i in grown for j in range(K)],
+                         [i not in active for i in grown for _ in range(K)])
+            active = grown
+        return stage(active, state)
+    out = [None] * len(cfgs)
+    for i in (i for i, p in enumerate(parent) if p is None):
+        state = None
+        for epoch in sorted({e for b, e in at.items() if parent[b] == i}):
+            state = stage([i], state, epoch)
+            for b in (b for b, e in at.items() if parent[b] == i and e == epoch):
+                out[b] = stage([b], pick(state, list(range(K)), [True] * K))[0]
+            state = pick(state, list(range(K)), [False] * K)
+        out[i] = stage([i], state)[0]
+    return out

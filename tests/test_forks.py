@@ -1,0 +1,126 @@
+"""A forked run is its run trained alone: aaPU's first epochs, shared with nnPU's, in float64."""
+import pandas as pd
+import pytest
+import torch
+
+from pusupport.core import forks, training
+from pusupport.core.training import TrainConfig, fit, train, train_grid
+
+from test_stacking import SEEDS, data, images
+
+pytestmark = pytest.mark.usefixtures("float64")
+
+BASE = dict(epochs=9, batch_size=64, lr=3e-3, lr_schedule={6: 1e-3}, progress=False)
+#: Every history column but the clock, which a fork shares with its trunk.
+SAME = lambda h: h.drop(columns=["wall_time"])  # noqa: E731
+
+
+def stages(monkeypatch) -> list:
+    """Each call of the loop, as (its runs' methods, the epoch it starts after, its stop)."""
+    calls, real = [], training.fit
+
+    def spy(datas, seeds, cfgs, stacked, start=None, stop=None):
+        calls.append(([c.method for c in cfgs], start and start["epoch"], stop))
+        return real(datas, seeds, cfgs, stacked, start, stop)
+    monkeypatch.setattr(training, "fit", spy)
+    return calls
+
+
+def assert_same(forked, alone):
+    pd.testing.assert_frame_equal(SAME(forked.history), SAME(alone.history), check_exact=True)
+    assert forked.picks.values.tolist() == alone.picks.values.tolist()
+    for a, b in zip(forked.model.state_dict().values(), alone.model.state_dict().values()):
+        assert torch.equal(a, b)
+
+
+def test_stacked_runs_fork_at_each_first_selection_and_equal_their_runs_alone(monkeypatch):
+    """nnPU trains 3 epochs; two aaPU runs join it there, a third at epoch 5; the clamp
+    reading forks from nnPU clamped; nnPU with the sigmoid loss shares nothing."""
+    runs = [dict(method="nnpu"), dict(method="aapu", n_select=5, select_from=3),
+            dict(method="aapu", n_select=5, select_from=3, s_weight="union"),
+            dict(method="aapu", n_select=3, select_from=5, allow_repick=False),
+            dict(method="nnpu", correction="clamp"),
+            dict(method="aapu", n_select=5, select_from=3, correction="clamp"),
+            dict(method="nnpu", loss="sigmoid")]
+    configs = [TrainConfig(**BASE, **r) for r in runs]
+    calls = stages(monkeypatch)
+    together = train_grid(data, SEEDS, configs)
+    K = len(SEEDS)
+    assert [(len(m), after, stop) for m, after, stop in calls] == [
+        (3 * K, None, 3), (6 * K, 3, 5), (7 * K, 5, None)]
+    monkeypatch.undo()
+    for config, results in zip(configs, together):
+        for seed, forked in zip(SEEDS, results):
+            alone = train(data(seed), config, seed=seed)
+            pd.testing.assert_frame_equal(SAME(forked.history), SAME(alone.history),
+                                          atol=1e-9, rtol=1e-9)
+            assert forked.picks["index"].tolist() == alone.picks["index"].tolist()
+            for a, b in zip(forked.model.state_dict().values(), alone.model.state_dict().values()):
+                assert torch.allclose(a, b, atol=1e-9)
+    assert together[1][0].history.n_selected.iloc[2] == 5         # the fork epoch's own pick
+
+
+def test_runs_one_by_one_fork_bit_for_bit_dropout_included(monkeypatch):
+    """One seed at a time (a CNN with dropout: the global random stream goes on from the
+    trunk's): each aaPU run equals its run alone exactly."""
+    model = {"name": "kiryo_cnn", "width": 0.0625, "dropout": 0.5}
+    configs = [TrainConfig(**{**BASE, "epochs": 5, "batch_size": 40}, model=model, **r) for r in
+               (dict(method="aapu", n_select=7, select_from=2), dict(method="nnpu"),
+                dict(method="aapu_oracle", n_select=7, select_from=3))]
+    calls = stages(monkeypatch)
+    forked = [r for r, in training.fit_shared([[images(0)]] * 3, [0], configs, stacked=False,
+                                              together=False)]
+    assert [(m, after, stop) for m, after, stop in calls] == [
+        (["nnpu"], None, 2), (["aapu"], 2, None), (["nnpu"], 2, 3), (["aapu_oracle"], 3, None),
+        (["nnpu"], 3, None)]
+    monkeypatch.undo()
+    for run, config in zip(forked, configs):
+        assert_same(run, train(images(0), config, seed=0))
+
+
+def test_what_forks_from_what():
+    cfg = lambda **k: TrainConfig(**{**BASE, **k})  # noqa: E731
+    runs = [("d0", cfg(method="nnpu")), ("d0", cfg(method="aapu", select_from=4)),
+            ("d1", cfg(method="aapu", select_from=4)),                # other data or seeds
+            ("d0", cfg(method="aapu", select_from=4, lr=1e-3)),        # another learning rate
+            ("d0", cfg(method="aapu", select_from=9)),                 # selects only at the end
+            ("d0", cfg(method="aapu", select_from=4, dry_run=1)),      # a dry run
+            ("d0", cfg(method="upu")),
+            ("d0", cfg(method="aapu_oracle", select_from=2, n_select=3, progress=True))]
+    assert forks.trunks(*map(list, zip(*runs))) == [None, 0, None, None, None, None, None, 0]
+
+
+def test_stacked_seeds_fork_run_by_run(monkeypatch):
+    """Each run its own stack of seeds (the layout on a CPU): nnPU's stack trains to the
+    fork, aaPU's goes on from a copy of it."""
+    configs = [TrainConfig(**BASE, method="aapu", n_select=5, select_from=4),
+               TrainConfig(**BASE, method="nnpu")]
+    calls = stages(monkeypatch)
+    datas = [data(s) for s in SEEDS]
+    forked = training.fit_shared([datas, datas], SEEDS, configs, stacked=True, together=False)
+    assert [(m, after, stop) for m, after, stop in calls] == [
+        (["nnpu"] * 3, None, 4), (["aapu"] * 3, 4, None), (["nnpu"] * 3, 4, None)]
+    monkeypatch.undo()
+    for config, results in zip(configs, forked):
+        for seed, run in zip(SEEDS, results):
+            alone = train(data(seed), config, seed=seed)
+            pd.testing.assert_frame_equal(SAME(run.history), SAME(alone.history), atol=1e-9, rtol=1e-9)
+
+
+def test_a_forked_run_resumes_from_its_checkpoints(tmp_path):
+    """The shared epochs checkpoint apart (they end at the fork); run again, every run is
+    read back from its finished checkpoint, equal to the first time."""
+    configs = [TrainConfig(**BASE, method=m, n_select=5, select_from=3, checkpoint_dir=str(tmp_path),
+                           checkpoint_every=2) for m in ("nnpu", "aapu")]
+    first = training.fit_shared([[data(0)]] * 2, [0], configs, stacked=False, together=False)
+    assert sorted(p.name for p in tmp_path.glob("*.pt")) == [
+        "aapu-seeds0.pt", "nnpu-seeds0-to3.pt", "nnpu-seeds0.pt"]
+    again = training.fit_shared([[data(0)]] * 2, [0], configs, stacked=False, together=False)
+    for (a,), (b,) in zip(again, first):
+        pd.testing.assert_frame_equal(a.history, b.history)
+
+
+def test_a_method_with_a_state_between_epochs_is_not_forked():
+    state = fit([data(0)], [0], TrainConfig(**BASE, method="nnpu"), False, stop=2)
+    with pytest.raises(ValueError, match="cannot fork"):
+        forks.pick({**state, "method_state": [{"mean": torch.zeros(1)}]}, [0], [True])
