@@ -73,10 +73,10 @@ def test_stacked_runs_equal_single_runs(method):
 def test_nnpu_sigmoid_is_nnpu_with_the_sigmoid_loss():
     a = train(data(0), method="nnpu_sigmoid", **CFG)
     b = train(data(0), method="nnpu", loss="sigmoid", **CFG)
-    from pusupport.core.methods import view_column               # nnPU's run also gives nnPUSB
+    views = [c for c in b.history if ":" in c]                    # nnPU's run also gives nnPUSB's
+    assert len(views) == 4
     pd.testing.assert_frame_equal(a.history.drop(columns=["method", "wall_time"]),
-                                  b.history.drop(columns=["method", "wall_time", view_column("nnpusb"),
-                                                          view_column("nnpusb", "test_wrong")]))
+                                  b.history.drop(columns=["method", "wall_time", *views]))
 
 
 def test_vpu_never_reads_the_prior():
@@ -96,6 +96,23 @@ def test_the_threshold_decides_the_test_error():
     expected = float(((g > run.threshold) != (d.y_test > 0)).double().mean())
     assert run.history.test_error.iloc[-1] == pytest.approx(expected, abs=1e-12)
     assert run.threshold != 0.0
+
+
+@pytest.mark.usefixtures("float64")
+def test_nnpusb_as_its_authors_place_it_reads_the_test_inputs_not_their_labels():
+    """The second view of nnPU's run: θ at the test inputs' (1 − π)-quantile. With the test
+    labels flipped the run and θ are the same, so every call is judged the other way."""
+    from dataclasses import replace
+    from pusupport.core.methods import view_column
+    from pusupport.core.models import predict
+    d = data(0)
+    run = train(d, method="nnpu", **CFG)
+    g = predict(run.model, d.x_test)
+    expected = float(((g > torch.quantile(g, 1 - d.prior)) != (d.y_test > 0)).double().mean())
+    assert run.history[view_column("nnpusb_test")].iloc[-1] == pytest.approx(expected, abs=1e-12)
+    flipped = train(replace(d, y_test=-d.y_test), method="nnpu", **CFG)
+    assert flipped.history[view_column("nnpusb_test")].iloc[-1] == pytest.approx(1 - expected, abs=1e-12)
+    assert not get_method("nnpusb_test").usable                      # a view, not a method to train
 
 
 @pytest.mark.usefixtures("float64")

@@ -120,6 +120,17 @@ def test_the_ranking_orders_by_final_error_and_carries_the_verdict():
     assert set(ranked["s / run"]) == {"20"}
 
 
+def test_nnpusbs_two_thresholds_are_read_from_nnpus_final_epoch():
+    from pusupport.core.methods import view_column
+    history = known_history(n_seeds=3)
+    last = (history.method == "nnpu") & (history.epoch == 2)
+    history.loc[last, view_column("nnpusb")] = [0.11, 0.13, 0.12]
+    history.loc[last, view_column("nnpusb_test")] = [0.10, 0.10, 0.13]
+    table = standing.nnpusb_thresholds(history)
+    assert table.loc["synthetic"].tolist() == ["0.1200 ± 0.0100", "0.1100 ± 0.0173", 3]
+    assert standing.nnpusb_thresholds(known_history()).empty          # trained before the views
+
+
 def test_the_forest_plot_has_a_panel_per_data_set_and_metric_coloured_by_outcome():
     import matplotlib
     matplotlib.use("Agg")

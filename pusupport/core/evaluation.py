@@ -13,13 +13,15 @@ from .selection import negative_losses
 
 
 def thresholds(groups: list, scored) -> torch.Tensor | None:
-    """Each member's decision threshold (K,): its method's, from its training P and U scores
-    (``scored``: eval mode); None when no method has one (the sign of g)."""
+    """Each member's decision threshold (K,): its method's, from its training P scores and
+    the unlabelled scores it reads (``scored``: eval mode); None when no method has one
+    (the sign of g)."""
     if all(g.method.threshold is None for g in groups):
         return None
-    g_p, g_u = scored("x_p"), scored("x_u")
+    g_p = scored("x_p")
     return torch.cat([g_p.new_zeros(g.stop - g.start) if g.method.threshold is None else
-                      g.method.threshold(g_p[g.rows], g_u[g.rows], g.prior) for g in groups])
+                      g.method.threshold(g_p[g.rows], scored(g.method.threshold_on)[g.rows], g.prior)
+                      for g in groups])
 
 
 def test_metrics(g_test: torch.Tensor, y_test: torch.Tensor, threshold=None) -> list:
@@ -49,7 +51,7 @@ def view_errors(groups: list, scored, g_test: torch.Tensor, y_test: torch.Tensor
     y_test = y_test[:, :g_test.shape[1]]
     for g in groups:
         for view in views_of(g.cfg.method):
-            theta = view.threshold(scored("x_p")[g.rows], scored("x_u")[g.rows], g.prior)
+            theta = view.threshold(scored("x_p")[g.rows], scored(view.threshold_on)[g.rows], g.prior)
             wrong = wrong_rows(g_test[g.rows] - theta[:, None], y_test[g.rows])
             for k, w in zip(range(g.start, g.stop), wrong):
                 out[k][view_column(view.name)] = w.double().mean().item()

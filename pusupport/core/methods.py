@@ -70,7 +70,9 @@ class Method:
     ``end_epoch(EpochEnd)`` (optional): runs after each epoch's evaluation;
     ``threshold(g_p, g_u, prior) → (K,)`` (optional): the score above which a point is
     called positive, from the training P and U scores (K, n) in eval mode — never from
-    test labels (default 0: the sign of g). ``selects``: grows S from ``select_from`` on
+    test labels (default 0: the sign of g); ``threshold_on``: the unlabelled rows passed as
+    ``g_u`` — the training U ("x_u"), or the test inputs ("x_test": transductive, as
+    nnPUSB's authors place it; their labels are never read). ``selects``: grows S from ``select_from`` on
     (its settings are then checked); ``stacks``: K seeds can share one stacked network;
     ``supervised``: the U slot holds labelled negatives (PN training), so the loop also
     reports the error on the training labels; ``needs_prior``: False for a method that
@@ -101,6 +103,7 @@ class Method:
     init_state: Callable | None = None
     end_epoch: Callable | None = None
     threshold: Callable | None = None
+    threshold_on: str = "x_u"
     view_of: str | None = None
     before_selection: str | None = None
 

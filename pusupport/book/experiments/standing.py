@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...core.baselines import distpu, robustpu, vpu
-from ...core.methods import get_method
+from ...core.methods import get_method, view_column
 from ...data.datasets import SIZES
 from ..claims import floor_for, per_point
 from ..experiment import Experiment, RunSpec
@@ -122,8 +122,9 @@ def hyperparameters() -> pd.DataFrame:
         ("nnPUSB", "threshold: the (1 − π)-quantile of the scores",
          "Kato et al., 2019: MasaKat0/PUlearning BiasedPUlearning/nnPUSB/train_nnPU.py "
          "L112–117, on the test inputs (L79) (a0d034d)",
-         "the training U's (1 − π)-quantile, not the test inputs' (no test input enters a "
-         "decision here); read from nnPU's run (it trains exactly as nnPU)"),
+         "the verdicts use the training U's (1 − π)-quantile (no test input enters a decision "
+         "here); the test inputs' quantile, the authors', is shown beside it; both read from "
+         "nnPU's run (it trains exactly as nnPU)"),
         ("VPU", f"α = {vpu.ALPHA}, λ = {vpu.LAMBDA}; positive where φ / max φ > ½",
          "HC-Feynman/vpu run.py L13–14; README L21 runs Fashion-MNIST at λ = 0.3; the reported "
          "epoch has the lowest variational loss on a PU validation split, vpu.py L51–58 (532ee6c)",
@@ -253,6 +254,22 @@ def ranking(history: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
         {d: i for i, d in enumerate(DATASETS)}) if c.name == "data set" else c)
     ranked.insert(1, "rank", ranked.groupby("data set").cumcount() + 1)
     return ranked.drop(columns="_error").set_index(["data set", "rank"])
+
+
+def nnpusb_thresholds(history: pd.DataFrame) -> pd.DataFrame:
+    """nnPUSB's final test error (mean ± sd over seeds) per data set, with its threshold at
+    the training U's (1 − π)-quantile — the book's, which the verdicts use — and at the test
+    inputs', where its authors place it (transductive, labels unread): two views of nnPU's
+    run (:mod:`~pusupport.core.baselines.nnpusb`)."""
+    views = {view_column("nnpusb"): "training U's quantile (the verdicts')",
+             view_column("nnpusb_test"): "test inputs' quantile (the authors')"}
+    final = _final(history)
+    final = final[final.method == "nnpu"].dropna(subset=list(set(views) & set(final)))
+    if final.empty or not set(views) <= set(final):
+        return pd.DataFrame()
+    spread = lambda x: f"{x.mean():.4f} ± {x.std(ddof=1):.4f}"  # noqa: E731
+    table = final.groupby("dataset", sort=False)[list(views)].agg(spread).rename(columns=views)
+    return table.assign(seeds=final.groupby("dataset", sort=False).seed.nunique())
 
 
 def sentence(table: pd.DataFrame, meta: dict | None = None, metric: str = "test_error") -> str:

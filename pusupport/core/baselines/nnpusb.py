@@ -6,12 +6,17 @@ decision threshold moved so that a fraction π of the training U is called posit
 It asks whether a gain of aaPU's is a shift of the threshold: nnPUSB shifts it from the
 training data alone. It trains exactly as nnPU does, so it is a view of nnPU's run
 (``view_of``): every nnPU run also records its final test error at this threshold.
+
+The authors place the quantile on the test inputs' scores instead (transductive, no labels:
+MasaKat0/PUlearning, BiasedPUlearning/nnPUSB/train_nnPU.py L79, L112–117): ``nnpusb_test``
+records that second view, and the book's verdicts use the first (no test input enters a
+decision).
 """
 from __future__ import annotations
 
 import torch
 
-from ..methods import Method, register
+from ..methods import Method, get_method, register
 from ..risks import nnpu_risk
 
 
@@ -27,3 +32,7 @@ register(Method("nnpusb", "nnPUSB", "nnPU with the threshold at U's (1 − π)-q
                 risk=lambda b: nnpu_risk(b.g_p, b.g_u, b.prior, b.config.loss, b.config.beta,
                                          b.config.gamma),
                 threshold=quantile_threshold, view_of="nnpu"))
+register(Method("nnpusb_test", "nnPUSB (test inputs' quantile)", "nnPUSB with the threshold at "
+                "the test inputs' (1 − π)-quantile, as its authors place it (transductive)",
+                color="#98df8a", risk=get_method("nnpusb").risk, threshold=quantile_threshold,
+                threshold_on="x_test", view_of="nnpu", usable=False))
