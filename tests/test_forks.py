@@ -90,21 +90,26 @@ def test_what_forks_from_what():
     assert forks.trunks(*map(list, zip(*runs))) == [None, 0, None, None, None, None, None, 0]
 
 
-def test_stacked_seeds_fork_run_by_run(monkeypatch):
+@pytest.mark.parametrize("model, make", [("mlp", data), ("kiryo_cnn", images)])
+def test_stacked_seeds_fork_run_by_run(monkeypatch, model, make):
     """Each run its own stack of seeds (the layout on a CPU): nnPU's stack trains to the
-    fork, aaPU's goes on from a copy of it."""
-    configs = [TrainConfig(**BASE, method="aapu", n_select=5, select_from=4),
-               TrainConfig(**BASE, method="nnpu")]
+    fork, aaPU's goes on from a copy of its members (grouped convolutions, BatchNorm and
+    dropout streams included)."""
+    net = {"name": model, "width": 0.0625, "dropout": 0.5} if model != "mlp" else {}
+    configs = [TrainConfig(**BASE, model=net, method="aapu", n_select=5, select_from=4),
+               TrainConfig(**BASE, model=net, method="nnpu")]
     calls = stages(monkeypatch)
-    datas = [data(s) for s in SEEDS]
+    datas = [make(s) for s in SEEDS]
     forked = training.fit_shared([datas, datas], SEEDS, configs, stacked=True, together=False)
     assert [(m, after, stop) for m, after, stop in calls] == [
         (["nnpu"] * 3, None, 4), (["aapu"] * 3, 4, None), (["nnpu"] * 3, 4, None)]
     monkeypatch.undo()
     for config, results in zip(configs, forked):
         for seed, run in zip(SEEDS, results):
-            alone = train(data(seed), config, seed=seed)
+            alone = train(make(seed), config, seed=seed)
             pd.testing.assert_frame_equal(SAME(run.history), SAME(alone.history), atol=1e-9, rtol=1e-9)
+            for a, b in zip(run.model.state_dict().values(), alone.model.state_dict().values()):
+                assert torch.allclose(a, b, atol=1e-9)
 
 
 def test_a_forked_run_resumes_from_its_checkpoints(tmp_path):
