@@ -45,6 +45,20 @@ def test_the_answer_uses_the_adjusted_verdicts_and_says_what_they_allow():
     assert "absence of evidence" in unclear
 
 
+def test_a_gain_under_a_one_sided_change_names_its_control():
+    """aaPU clamped beats Kiryo's nnPU, but against nnPU clamped too (only S differs) the
+    gain is ruled out: the answer says both."""
+    table = pd.DataFrame({"choice": ["max(0, ·) of aaPU's risk", "max(0, ·) of both risks"],
+                          "reading": ["a plain clamp", "a plain clamp in nnPU too"],
+                          "verdict on “aaPU is better”": [REPRODUCED, RULED_OUT]})
+    text = answer(table)
+    assert text.startswith("Yes: 1 of 2 readings")
+    assert text.endswith("The reading “max(0, ·) of aaPU's risk” changes aaPU's side alone: with nnPU "
+                         "changed the same way (“max(0, ·) of both risks”), where only S differs, "
+                         f"the verdict is “{RULED_OUT}”.")
+    assert "changes aaPU's side alone" not in answer(table.iloc[:1])   # no control, no caveat
+
+
 def test_the_baseline_loss_reading_says_how_far_the_loss_alone_moves_nnpu():
     import pandas as pd
     from pusupport.book.experiments.readings import the_baseline_loss

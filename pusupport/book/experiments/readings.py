@@ -33,7 +33,8 @@ VERDICT = "verdict on “aaPU is better”"
 class Reading:
     """One choice, the value tried and a short label; ``aapu``/``nnpu``: TrainConfig changes of that side;
     ``prior``: π given to both methods; ``select_from_factor``: aaPU's first selection
-    epoch as a multiple of the page's."""
+    epoch as a multiple of the page's; ``control``: the choice of the reading that makes the
+    same change on both sides, where only S differs (a gain here may be the change's)."""
 
     choice: str
     value: str
@@ -42,6 +43,7 @@ class Reading:
     nnpu: dict = field(default_factory=dict)
     prior: float | None = None
     select_from_factor: float | None = None
+    control: str | None = None
 
 
 BOOK_READING = Reading("this book's reading", "π = 0.4387 (the generating process), re-picks "
@@ -65,7 +67,8 @@ READINGS = (
             "selection from epoch {select_from}", select_from_factor=2.0),
     Reading("max(0, ·) of aaPU's risk", "a plain clamp, R̂_p + max(0, R̂_n): S keeps its "
             "gradient on corrected batches (Kiryo et al.'s rule steps on −∇R̂_n alone)",
-            "max(0, ·) as a clamp", aapu={"correction": "clamp"}),
+            "max(0, ·) as a clamp", aapu={"correction": "clamp"},
+            control="max(0, ·) of both risks"),
     Reading("max(0, ·) of both risks", "a plain clamp in nnPU too: what S adds once the rule "
             "is the same on both sides (the reading above also changes the rule)",
             "max(0, ·) as a clamp, both", aapu={"correction": "clamp"}, nnpu={"correction": "clamp"}),
@@ -145,8 +148,13 @@ def answer(table: pd.DataFrame) -> str:
     k = len(table)
     if not better.empty:
         which = "; ".join(f"{r['choice']}: {r['reading']}" for r in better.to_dict("records"))
+        verdicts = dict(zip(table["choice"], table[VERDICT]))
+        controls = {r.choice: r.control for r in READINGS if r.control in verdicts}
+        caveats = [f" The reading “{c}” changes aaPU's side alone: with nnPU changed the same "
+                   f"way (“{controls[c]}”), where only S differs, the verdict is "
+                   f"“{verdicts[controls[c]]}”." for c in better["choice"] if c in controls]
         return (f"Yes: {len(better)} of {k} readings put aaPU's final test error below nnPU's, "
-                f"adjusted for the {k} readings ({which}).")
+                f"adjusted for the {k} readings ({which})." + "".join(caveats))
     ruled = table[table[VERDICT] == RULED_OUT]
     if len(ruled) == k:
         return (f"No: every one of the {k} readings rules out a gain for aaPU of Δ (a tenth of "
