@@ -3,9 +3,10 @@
     python bench/store_seconds.py results/runs [other/results/runs …]
 
 Each stored run's clock is its history's ``wall_time`` at its last epoch (a stacked run's
-seeds share one clock; a whole stored result, one seed, its own). A forked run's history starts with its trunk's rows, clock
-included (:mod:`pusupport.core.forks`): its own seconds are counted from the last of
-those. Prints the seconds per page that trained the runs and in all.
+seeds share one clock; a whole stored result, one seed, its own). A forked run's history
+(aaPU's) starts with its trunk's rows, clock included (:mod:`pusupport.core.forks`): its
+own seconds are counted from the last of those. Prints the seconds per page that trained the
+runs and in all.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pathlib import Path
 import torch
 
 from pusupport.book.records import read_history
+from pusupport.core.methods import get_method
 
 
 def own_seconds(store: Path) -> Counter:
@@ -24,12 +26,13 @@ def own_seconds(store: Path) -> Counter:
     clocks = {}
     for meta in store.glob("*.json"):
         wall = read_history(meta.with_suffix(".csv")).wall_time
-        clocks[meta] = wall.drop_duplicates().tolist()
-    seen = Counter(t for times in clocks.values() for t in times)
+        clocks[meta] = json.loads(meta.read_text()), wall.drop_duplicates().tolist()
+    seen = Counter(t for _, times in clocks.values() for t in times)
     out = Counter()
-    for meta, times in clocks.items():
-        shared = [t for t in times if seen[t] > 1]       # rows copied from the trunk
-        out[json.loads(meta.read_text())["page"]] += times[-1] - (shared[-1] if shared else 0.0)
+    for info, times in clocks.values():
+        forks = get_method(info["method"]).before_selection is not None
+        shared = [t for t in times if forks and seen[t] > 1]       # rows copied from its trunk
+        out[info["page"]] += times[-1] - (shared[-1] if shared else 0.0)
     for path in store.glob("result-*.pt"):               # whole results a page read
         saved = torch.load(path, weights_only=False)
         out[saved["page"]] += saved["result"].history.wall_time.iloc[-1]

@@ -16,10 +16,11 @@ training-code version, machine, torch, precision, layout, date, wall time, comma
 or other training code). Commit that folder; the book shows it, "n of N seeds", beside its
 live run.
 
-``--share N`` trains the runs in N processes at once on this machine's one device (on a
+``--share N`` trains the jobs in N processes at once on this machine's one device (on a
 GPU: two CIFAR-10 runs sharing an H200 gave 1.25–1.39× one run's throughput): N − 1 helper
-processes train the plan's runs from its end, this one from its start; they meet through
-the run store, which hands each run to the first process that claims it.
+processes train the plan's jobs from its end, this one from its start; they meet through
+the run store, which hands each run to the first process that claims it. A seed's aaPU and
+nnPU are one job (aaPU forks from nnPU's run), so N processes need N seeds.
 
 ``--import-part FOLDER`` commits runs trained elsewhere: FOLDER holds one ``*.csv``
 history per run (the page's history format) and a ``provenance.json`` naming the
@@ -33,7 +34,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shlex
 import subprocess
 import sys
 import time
@@ -45,7 +45,7 @@ import torch
 
 from pusupport.book.committed import add_part, page_at
 from pusupport.book.records import read_history
-from pusupport.book.reference import REFERENCE, code_commit, provenance
+from pusupport.book.reference import REFERENCE, code_commit, command_line, provenance, relative
 from pusupport.book.registry import book_pages
 from pusupport.book.sources import data_source
 from pusupport.book.store import RunStore, train_runs
@@ -55,12 +55,6 @@ from pusupport.core.runtime import resolve
 ROOT = Path(__file__).resolve().parent.parent
 #: The pages whose committed results the book shows: their history is their plan's runs.
 COMMITTABLE = ("synthetic", "real_data")
-
-
-def _relative(arg: str) -> str:
-    """A path inside this checkout written relative to it (the record names no build machine's folders)."""
-    path = Path(arg)
-    return str(path.relative_to(ROOT)) if path.is_absolute() and path.is_relative_to(ROOT) else arg
 
 
 def _page(name: str, args, seeds=None):
@@ -105,7 +99,7 @@ def _import(folder: Path, name: str, args) -> Path:
                          "of the page's data on that copy)")
     history = pd.concat([read_history(p) for p in sorted(folder.glob("*.csv"))], ignore_index=True)
     made["training_code"] = code_version(made["commit"])
-    made.setdefault("imported_from", _relative(str(folder)))
+    made.setdefault("imported_from", relative(str(folder)))
     return add_part(history, name, args.profile, made, args.reference)
 
 
@@ -130,10 +124,10 @@ def main(argv=None) -> int:
         i, n = map(int, args.helper.split("/"))
         _help(_page(args.pages[0], args, args.seeds), i, n)
         return 0
-    line = "python book/results.py " + " ".join(shlex.quote(_relative(a)) for a in argv)
+    line = command_line("book/results.py", argv)
     for name in args.pages:
         if args.import_part:
-            print(f"{name}: committed to {_relative(str(_import(args.import_part, name, args)))}")
+            print(f"{name}: committed to {relative(str(_import(args.import_part, name, args)))}")
             continue
         start, started, training_code = time.perf_counter(), code_commit(), code_version()
         page = _page(name, args, args.seeds)
@@ -150,8 +144,8 @@ def main(argv=None) -> int:
                 helper.wait()
         made = _made(page, args, line, time.perf_counter() - start, started, training_code)
         part = add_part(history, name, args.profile, made, args.reference)
-        print(f"{name}: seeds {page.seeds} committed to {_relative(str(part))} — add "
-              f"{_relative(str(part.parent.parent))} to git")
+        print(f"{name}: seeds {page.seeds} committed to {relative(str(part))} — add "
+              f"{relative(str(part.parent.parent))} to git")
     return 0
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -25,7 +24,7 @@ import torch
 from pusupport.book.claims import lower_error
 from pusupport.book.pages import resolve_page
 from pusupport.book.records import read_history
-from pusupport.book.reference import code_commit, provenance, spread_path
+from pusupport.book.reference import code_commit, command_line, provenance, spread_path
 from pusupport.core.atomic import atomic_write_text
 from pusupport.core.runtime import resolve
 from pusupport.data.files import DatasetNotFoundError
@@ -92,7 +91,7 @@ def main(argv=None) -> None:
     path = spread_path(args.profile)
     out = json.loads(path.read_text())["datasets"] if path.exists() else {}    # keep the others
     runtime = resolve(_page("synthetic", "synthetic", args.profile, None, args.output_dir).settings.train)
-    command = "python book/spread.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))
+    command = command_line("book/spread.py", argv or sys.argv[1:])
     for dataset in args.datasets:
         notebook, folder = PAGES[dataset]
         start, started = time.perf_counter(), code_commit()

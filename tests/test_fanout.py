@@ -12,6 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -151,3 +152,47 @@ def test_a_page_that_reuses_another_pages_run_names_it():
                        r"nnpu \(trained by the \w+ page\)")
     assert named.search(said["readings"])
     assert "(trained by the real_20news page)" in said["standing"]
+
+
+def test_on_gpus_the_runs_of_a_model_that_shares_take_a_fraction_of_one():
+    """A run's Ray resources on a GPU cluster: the §4.1 MLP two runs a GPU (sharing paid
+    1.81×), Kiryo's CNN one (0.98×); one MLP run a GPU where two would not fit its memory."""
+    from pusupport.book.cluster import job_task
+    from pusupport.book.cost import Run, run_memory
+    from pusupport.book.registry import get
+    gpu = {"num_gpus": 1, "num_cpus": 8}
+    mlp = get("synthetic").runs(profile="paper", device="cuda").jobs[0]
+    cnn = get("real_data").runs("cifar10", profile="paper", device="cuda").jobs[0]
+    assert job_task(gpu, mlp) == {"num_gpus": 0.5, "num_cpus": 4}
+    assert job_task(gpu, cnn) == gpu and job_task({"num_cpus": 1}, mlp) == {"num_cpus": 1}
+    peak = max(run_memory(Run(r.cfg, r.sizes, len(mlp.seeds), mlp.stacked)) for r in mlp.runs)
+    assert job_task(gpu, mlp, gpu_memory=2.5 * peak)["num_gpus"] == 0.5
+    assert job_task(gpu, mlp, gpu_memory=1.5 * peak) == gpu
+
+
+def test_runs_sharing_a_declared_gpu_give_the_runs_trained_here(tmp_path, capsys):
+    """Ray's local cluster with one GPU declared on this CPU: the readings page's MLP jobs
+    run as half-GPU tasks and give the histories the page trains alone."""
+    require_ray()
+    import ray
+    from pusupport.book import cluster
+    from pusupport.book.pages import resolve_page
+    from pusupport.book.store import train_runs
+    from test_pages import params
+    page = resolve_page("readings", **params("readings", profile="smoke", seeds=[0, 1],
+                                             output_dir=str(tmp_path)))
+    jobs = list(page.resolved().jobs)
+    ray.init(num_cpus=2, num_gpus=1, include_dashboard=False, logging_level="ERROR")
+    try:
+        runner = {"address": ray.get_runtime_context().gcs_address,
+                  "task": {"num_gpus": 1, "num_cpus": 1}}
+        assert {cluster.job_task(runner["task"], job)["num_gpus"] for job in jobs} == {0.5}
+        shared = cluster.fan_out(jobs, runner)
+    finally:
+        ray.shutdown()
+    assert "on workers" in capsys.readouterr().out
+    built = {}
+    for job, got in zip(jobs, shared):
+        for (ours, _), (theirs, _) in zip(got, train_runs(job, job.datas(built))):
+            for a, b in zip(ours, theirs):
+                pd.testing.assert_frame_equal(a.drop(columns="wall_time"), b.drop(columns="wall_time"))

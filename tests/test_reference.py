@@ -24,6 +24,19 @@ def test_provenance_names_commit_machine_precision_date_wall_time_and_command():
     assert prov["commit"] and prov["cpu"] and prov["cores"] >= 1
 
 
+def test_a_records_command_names_no_folder_of_the_machine_that_made_it():
+    """Paths inside the checkout are written relative to it, in a new record and in every
+    committed one (a build in a folder of that name once showed the maker's on its pages)."""
+    from pathlib import Path
+    line = reference.command_line("book/spread.py", ["--data-dir", str(reference.ROOT / "data"),
+                                                     "--reference", "/elsewhere/results"])
+    assert line == "python book/spread.py --data-dir data --reference /elsewhere/results"
+    for path in Path(reference.REFERENCE).rglob("*.json"):
+        for part in path.read_text().split('"command": ')[1:]:
+            command = json.loads(part.split("\n")[0].rstrip(",} "))
+            assert not any(w.startswith("/") for w in command.split()), f"{path}: {command}"
+
+
 def test_provenance_names_the_commit_a_run_started_from_and_the_one_at_its_end(monkeypatch):
     monkeypatch.setattr(reference, "code_commit", lambda: "b" * 40)
     same = reference.provenance("make results", 60.0, "bf16", started="b" * 40)

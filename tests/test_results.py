@@ -26,15 +26,15 @@ def _results(tmp_path, out: str, *args, threads: str = "2"):
 
 def test_seeds_trained_by_processes_sharing_a_device_are_committed_shown_and_equal_one_process(tmp_path):
     need(DATA is not None and (Path(DATA) / "cifar10-jpeg").is_dir(), "CIFAR-10 (cifar10-jpeg/)")
-    said = _results(tmp_path, "shared", "--seeds", "1", "--share", "2")
-    assert "read from the run store, not trained again" in said      # the helper trained a run
+    said = _results(tmp_path, "shared", "--seeds", "1", "2", "--share", "2")
+    assert "read from the run store, not trained again" in said      # the helper trained a seed
     found = cm.committed("real_cifar10", "smoke", tmp_path / "shared-reference")
-    assert found.current and list(found.parts) == ["seeds-1"]
-    part = found.parts["seeds-1"]
+    assert found.current and list(found.parts) == ["seeds-1_2"]
+    part = found.parts["seeds-1_2"]
     assert part["layout"] == "seeds one by one, 2 processes sharing the device"
     assert part["data_source"]["name"] == "cifar10" and len(part["training_code"]) == 16
-    assert f"1 of {found.planned} seeds" in found.line() and "descriptive only" in found.verdict()
-    # the same seed in one process, one thread (as each of the two processes ran): equal
-    _results(tmp_path, "alone", "--seeds", "1", threads="1")
+    assert f"2 of {found.planned} seeds" in found.line() and "descriptive only" in found.verdict()
+    # the same seeds in one process, one thread (as each of the two processes ran): equal
+    _results(tmp_path, "alone", "--seeds", "1", "2", threads="1")
     alone = cm.committed("real_cifar10", "smoke", tmp_path / "alone-reference").history
     pd.testing.assert_frame_equal(found.history.drop(columns="wall_time"), alone.drop(columns="wall_time"))

@@ -3,9 +3,10 @@
 ``book/execute.py --workers N`` (or with ``RAY_ADDRESS`` set) runs each page as a Ray
 task, and gives it the papermill parameter ``runner`` (the cluster's address and the
 task's resources), so the page's :func:`~pusupport.book.runs.execute` sends its runs
-(one per stack of runs, or per run and seed) to the same cluster. Every
-task asks for one GPU when the cluster has GPUs (and the device is not ``cpu``), else
-for one CPU; a task's torch and OpenMP threads are the CPUs it was given.
+(one per stack of runs, or per run and seed) to the same cluster. A page's task asks for
+one GPU when the cluster has GPUs (and the device is not ``cpu``), else for one CPU; a
+run's task the same, or 1/N of a GPU where N runs of its model share one
+(:func:`job_task`); a task's torch and OpenMP threads are the CPUs it was given.
 
 A page waits for its runs while holding its own GPU or CPU. So that pages holding every
 GPU never wait on runs that cannot start, the page also takes runs itself: each run
@@ -19,6 +20,8 @@ import importlib.util
 import os
 from dataclasses import replace
 
+from ..core.runtime import SHARED
+from .cost import Run, run_memory
 from .store import train_runs
 
 
@@ -62,12 +65,19 @@ def limit_threads(task: dict) -> None:
     torch.set_num_threads(n)
 
 
+def _gpu_memory() -> float | None:
+    """Bytes of memory of this task's first GPU (None without one)."""
+    import torch
+    return torch.cuda.get_device_properties(0).total_memory if torch.cuda.is_available() else None
+
+
 def run_page(script: str, page: dict, kwargs: dict, task: dict) -> float:
     """Ray task: ``execute(page, **kwargs)`` from the book's ``execute.py`` at ``script``
     (the same path on every node); the page's runs fan out to this cluster too."""
     ray = import_ray()
     limit_threads(task)
-    kwargs = {**kwargs, "runner": {"address": ray.get_runtime_context().gcs_address, "task": task}}
+    kwargs = {**kwargs, "runner": {"address": ray.get_runtime_context().gcs_address, "task": task,
+                                   "gpu_memory": _gpu_memory()}}
     spec = importlib.util.spec_from_file_location("book_execute", script)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -137,8 +147,8 @@ def _claimed_run(claims, key, task: dict, job, store, *datas):
 def fan_out(jobs: list, runner: dict, store=None) -> list:
     """``[train_runs(job, its data, store) for job in jobs]``
     (:func:`pusupport.book.store.train_runs`), the jobs as Ray tasks on the cluster of
-    ``runner`` (``{"address", "task"}``), the page taking the ones no worker has started
-    (last first).
+    ``runner`` (``{"address", "task", "gpu_memory"}``; on GPUs, N runs a GPU where they
+    share one: :func:`job_task`), the page taking the ones no worker has started (last first).
 
     Every seed's data is built here, once, and put in the object store once.
     """
@@ -150,11 +160,12 @@ def fan_out(jobs: list, runner: dict, store=None) -> list:
     for key, data in built.items():
         shared[key] = ray.put(data)
     claims = ray.remote(num_cpus=0)(Claims).remote()
-    task = runner["task"]
-    remote = ray.remote(_claimed_run).options(**task, max_retries=0)
-    refs = [remote.remote(claims, i, task, _without_data(job), store,       # data travel apart
-                          *[shared[r.data, r.prior, s] for r in job.runs for s in job.seeds])
-            for i, job in enumerate(jobs)]
+    remote = ray.remote(_claimed_run)
+    tasks = [job_task(runner["task"], job, runner.get("gpu_memory")) for job in jobs]
+    refs = [remote.options(**task, max_retries=0).remote(
+                claims, i, task, _without_data(job), store,                 # data travel apart
+                *[shared[r.data, r.prior, s] for r in job.runs for s in job.seeds])
+            for i, (job, task) in enumerate(zip(jobs, tasks))]
     out = {}
     for i in reversed(range(len(jobs))):
         if ray.get(claims.take.remote(i)):
@@ -165,6 +176,19 @@ def fan_out(jobs: list, runner: dict, store=None) -> list:
     done = [out[i] if i in out else ray.get(ref) for i, ref in enumerate(refs)]
     ray.kill(claims)
     return done
+
+
+def job_task(task: dict, job, gpu_memory: float | None = None) -> dict:
+    """A job's Ray resources: its page's, but 1/N of a GPU where N runs of its model share
+    one (:data:`~pusupport.core.runtime.SHARED`), fewer while N of its peak memory (the cost
+    model's) would not fit ``gpu_memory`` bytes (None: not checked)."""
+    if not task.get("num_gpus"):
+        return task
+    n = max(SHARED["cuda"].get(r.cfg.model.name, 1) for r in job.runs)
+    if gpu_memory and all(r.sizes is not None for r in job.runs):
+        peak = max(run_memory(Run(r.cfg, r.sizes, len(job.seeds), job.stacked)) for r in job.runs)
+        n = max(1, min(n, int(gpu_memory // peak)))
+    return {**task, "num_gpus": task["num_gpus"] / n, "num_cpus": max(1, task["num_cpus"] // n)}
 
 
 def _without_data(job):

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import platform
+import shlex
 import subprocess
 import time
 from pathlib import Path
@@ -19,7 +20,8 @@ from pathlib import Path
 import torch
 
 #: The committed reference folder (beside the book, at the repository's root).
-REFERENCE = Path(__file__).resolve().parents[2] / "results" / "reference"
+ROOT = Path(__file__).resolve().parents[2]
+REFERENCE = ROOT / "results" / "reference"
 
 
 def fingerprint(values: dict) -> str:
@@ -53,6 +55,18 @@ def code_commit() -> str:
         return commit + ("+uncommitted changes" if dirty else "")
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
+
+
+def relative(arg: str) -> str:
+    """A path inside this checkout written relative to it (anything else as it is)."""
+    path = Path(arg)
+    return str(path.relative_to(ROOT)) if path.is_absolute() and path.is_relative_to(ROOT) else arg
+
+
+def command_line(script: str, argv: list[str]) -> str:
+    """``python <script> <argv>`` as a record keeps it: paths inside this checkout
+    :func:`relative`, so a record names no folder of the machine that made it."""
+    return f"python {script} " + " ".join(shlex.quote(relative(a)) for a in argv)
 
 
 def provenance(command: str, wall_seconds: float, precision: str, started: str | None = None,

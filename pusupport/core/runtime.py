@@ -61,6 +61,12 @@ STACKED = {"cpu": ("mlp",), "cuda": ("mlp",)}
 #: runs × seeds: none measured faster (CPU ``make bench`` ``readings``: 0.7× as fast; CUDA,
 #: H200: the CIFAR-10 page's aaPU + nnPU × 10 seeds 2.7× slower a member than one run).
 SETTINGS_STACKED = {"cpu": (), "cuda": ()}
+#: Per device type, how many runs of a model train at once on one GPU (Ray tasks with a
+#: fraction of it; while that many fit its memory), from measurements: two runs sharing an
+#: H200 gave the §4.1 MLP 1.81× one run's throughput, Kiryo's CNN 0.98× and the
+#: Co-teaching CNN 0.92× (``bench/results-cuda.json``: ``shared_throughput``) — the CNNs
+#: one run a GPU.
+SHARED = {"cuda": {"mlp": 2}}
 
 
 def resolve_device(device: str = "auto") -> torch.device:
