@@ -172,7 +172,8 @@ def test_a_plan_stacks_its_mlp_runs_across_settings_and_keeps_the_tidy_layout(tm
              RunSpec("aapu n_labeled=30", "aapu", {"data": {"n_labeled": 30}})]
     seed_by_seed = [(("naive",), (0,)), (("naive",), (1,))]      # naive's S joins P: not stackable
     jobs = [(job.labels, job.seeds) for job in exp.resolved(specs).jobs]
-    assert jobs == [((s.label,), (0, 1)) for s in specs if s.method != "naive"] + seed_by_seed
+    assert jobs == [(("nnpu", "aapu"), (0, 1)), (("aapu π=0.3",), (0, 1)),   # aaPU forks from nnPU
+                    (("aapu n_labeled=30",), (0, 1))] + seed_by_seed
     monkeypatch.setitem(runtime.SETTINGS_STACKED, "cpu", ("mlp",))     # as if measured faster
     jobs = [(job.labels, job.seeds) for job in exp.resolved(specs).jobs]
     assert jobs == [(("nnpu", "aapu", "aapu π=0.3"), (0, 1)), (("aapu n_labeled=30",), (0, 1)),
