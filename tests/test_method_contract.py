@@ -91,3 +91,8 @@ def test_its_per_point_state_is_checkpointed_and_resumed(tmp_path, monkeypatch):
     resumed = train(data(1), seed=1, **cfg)
     pd.testing.assert_frame_equal(resumed.history.drop(columns="wall_time"),
                                   whole.history.drop(columns="wall_time"))
+
+
+def test_a_threshold_read_from_rows_the_loop_does_not_score_is_refused():
+    with pytest.raises(ValueError, match="use 'x_u' .* or 'x_test'"):
+        register(Method("bad_threshold", "bad", "", risk=lambda b: None, threshold_on="x_val"))

@@ -142,6 +142,9 @@ def register(method: Method) -> Method:
     """Add ``method`` to :data:`METHODS` (a name already taken is an error)."""
     if method.name in METHODS:
         raise ValueError(f"a method called {method.name!r} is already registered")
+    if method.threshold_on not in ("x_u", "x_test"):
+        raise ValueError(f"{method.name}: threshold_on={method.threshold_on!r} — use 'x_u' (the "
+                         "training U) or 'x_test' (the test inputs)")
     METHODS[method.name] = method
     return method
 

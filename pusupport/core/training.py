@@ -299,7 +299,8 @@ def fit_shared(datas: list[list], seeds: list, cfgs: list[TrainConfig], stacked:
     and so on to the last epoch. Else each run is its own network (its seeds stacked when
     ``stacked``): a trunk trains to each fork epoch of its branches, which go on from there.
     """
-    parent = trunks(data_keys(datas), cfgs)
+    forking = any(fork_epoch(c) is not None for c in cfgs)
+    parent = trunks(data_keys(datas), cfgs) if forking else [None] * len(cfgs)
     at = {i: fork_epoch(cfgs[i]) for i, p in enumerate(parent) if p is not None}
     K = len(seeds)
 
