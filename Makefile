@@ -19,6 +19,12 @@ SHARED   ?= $(CURDIR)/../shared/datasets
 # Debian's dataset-fashion-mnist package, used when installed.
 FMNIST   ?= /usr/share/datasets/fashion-mnist
 MATHJAX  := book/_static/mathjax/tex-chtml.js
+# glibc's allocator keeps freed memory for reuse instead of unmapping it and mapping (and
+# zeroing) it again at the next batch: a `cpu` CNN epoch spent a sixth of its time in the
+# kernel's page faults, and its pages run about 15 % faster (the same numbers, ~20 % more
+# peak memory; DEVELOPING.md, "Benchmark"). Every target's processes inherit it (Ray's
+# workers and the pages' kernels too); other C libraries ignore it.
+export GLIBC_TUNABLES ?= glibc.malloc.mmap_threshold=4294967296:glibc.malloc.trim_threshold=17179869184
 SMOKE    := build/smoke
 
 .PHONY: setup data book spread results test bench mutation clean

@@ -32,6 +32,10 @@ Top-level keys (the performance issue's targets in brackets):
                                by run, each run's seeds stacked (the book before) [≥ 4×],
                                equal final errors; and the settings-stacked step against
                                bare batched matmuls of its shapes [training_vs_floor ≤ 2.5]
+  allocator                    one CIFAR-10 epoch (cpu width) in a child process under
+                               glibc's default malloc and under the Makefile's
+                               GLIBC_TUNABLES, alternated: wall, user and system seconds,
+                               peak memory, equal risks; allocator_speedup [> 1]
   precision                    how far bf16 autocast moves what the verdicts test, the
                                paired aaPU − nnPU final test error over 6 seeds at one
                                thread (synthetic; Fashion-MNIST's setup), against an
@@ -274,6 +278,46 @@ def bench_cifar(data_dir, n_u, width, batch_size):
             "selection_share_of_aapu_epoch": t_sel / (t_ours + t_sel)}
 
 
+_EPOCH = """
+import json, resource, sys, time
+sys.path.insert(0, {bench!r})
+from run import cifar_subset, train
+_, pu = cifar_subset({data!r}, {n_u})
+pu.x_test, pu.y_test = pu.x_test[:0], pu.y_test[:0]
+before, t = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+h = train(pu, model={{"name": "kiryo_cnn", "width": 0.25}}, method="nnpu", epochs={epochs},
+          batch_size=500, progress=False).history
+after = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({{"seconds": time.perf_counter() - t, "user": after.ru_utime - before.ru_utime,
+                  "system": after.ru_stime - before.ru_stime, "peak_mb": after.ru_maxrss / 1024,
+                  "risk": h.risk.tolist()}}))
+"""
+
+
+def bench_allocator(data_dir, quick):
+    """CIFAR-10 epochs in a child process, glibc's default malloc against GLIBC_TUNABLES
+    (the Makefile's: freed memory kept for reuse), alternated twice; the medians."""
+    tunables = os.environ.get("GLIBC_TUNABLES")
+    if not tunables:
+        return {"skipped": "GLIBC_TUNABLES is not set: run `make bench`"}
+    code = _EPOCH.format(bench=str(ROOT), data=str(data_dir), n_u=1000 if quick else 5000,
+                         epochs=1 if quick else 2)
+    runs = {"default": [], "tuned": []}
+    for _ in range(2):
+        for name in runs:
+            env = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}
+            env.update({"GLIBC_TUNABLES": tunables} if name == "tuned" else {})
+            env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")      # one thread, as a page runs
+            out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                                 text=True, check=True).stdout
+            runs[name].append(json.loads(out.strip().splitlines()[-1]))
+    median = {name: {k: sorted(r[k] for r in rs)[len(rs) // 2] if k != "risk" else rs[0][k]
+                     for k in rs[0]} for name, rs in runs.items()}
+    return {"tunables": tunables, **median,
+            "same_risks": median["default"]["risk"] == median["tuned"]["risk"],
+            "allocator_speedup": median["default"]["seconds"] / median["tuned"]["seconds"]}
+
+
 # ------------------------------------------------------------------ 5. memory
 
 MEMORY_SNIPPET = """
@@ -487,6 +531,7 @@ def main(argv=None):
     if data and (data / "cifar10-jpeg").is_dir():
         record("cifar10", bench_cifar, data, n_u=1000 if quick else 5000, width=0.25, batch_size=500,
                top=("cnn_vs_floor", "cnn_fraction_of_peak", "pu_overhead", "selection_overhead"))
+        record("allocator", bench_allocator, data, quick, top=("allocator_speedup",))
     else:
         print("CIFAR-10 not found: set --data-dir or PUSUPPORT_DATA (make bench does)")
     if data and (data / "20news-bydate-train").is_dir():
