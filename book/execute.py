@@ -18,7 +18,8 @@ earlier run of the page succeeded, whose results are kept.
 
 With ``--workers N`` (N > 1), or ``RAY_ADDRESS`` set, the pages run as Ray tasks
 (``pip install -e '.[cluster]'``), and so do the runs inside each page
-(:mod:`pusupport.book.cluster`); pages that read every other page's results run after them.
+(:mod:`pusupport.book.cluster`); a page that reads other pages' runs or results starts once
+they have ended (:func:`schedule`: the pages others wait on first, then the longest).
 A page that fails is tried once more; if it fails again, it is named, the other pages
 finish, and the exit status is 1 (the book is not built). Results land where the serial
 run puts them. The default is serial and imports no Ray.
@@ -48,10 +49,27 @@ BOOK = ROOT / "book"
 BOOK_FILES = ("_config.yml", "_toc.yml", "_static")
 
 
-#: Pages that read other pages' runs or results: under Ray, each runs after the pages
-#: before it in this list and every page not in it ("standing" reads the comparison pages'
-#: aaPU and nnPU runs, "summary" every page's results).
-AFTER = ("standing", "summary")
+def schedule(selected: list[dict], earlier: dict) -> list[dict]:
+    """The pages in the order they start: each after the pages it reads (its "after" among
+    ``selected``), the others by the longest chain of page times (``earlier``; a page never
+    timed counts as the longest) from the page to the end of the build: a page that others
+    wait for starts before a longer one that nobody waits for."""
+    names = {p["page"] for p in selected}
+    after = {p["page"]: [a for a in p.get("after", ()) if a in names] for p in selected}
+    waiting = {n: [m for m in names if n in after[m]] for n in names}
+    rank: dict = {}
+
+    def chain(n):
+        if n not in rank:
+            rank[n] = earlier.get(n, float("inf")) + max((chain(m) for m in waiting[n]), default=0.0)
+        return rank[n]
+
+    left, order = sorted(selected, key=lambda p: -chain(p["page"])), []
+    while left:
+        ready = next(p for p in left if all(a in {q["page"] for q in order} for a in after[p["page"]]))
+        order.append(ready)
+        left.remove(ready)
+    return order
 
 
 def prepare(book_dir: Path) -> None:
@@ -204,27 +222,18 @@ def run_serial(selected: list[dict], kwargs: dict, progress: Progress) -> dict:
 
 def run_ray(selected: list[dict], kwargs: dict, workers: int, earlier: dict,
             factor: float = 1.0) -> tuple[dict, dict]:
-    """Execute the pages as Ray tasks in waves (:data:`AFTER`), each wave's longest pages
-    first by the last build's times (``earlier``, × ``factor`` for this machine; pages it
-    lacks first of all), a progress line after each page and at least once a minute;
-    return ({page: seconds}, {failed page: error})."""
+    """Execute the pages as Ray tasks in :func:`schedule`'s order, each once the pages it
+    reads have ended, a progress line after each page and at least once a minute; return
+    ({page: seconds}, {failed page: error})."""
     from pusupport.book import cluster
     task = cluster.start(workers, kwargs["device"])
     print(f"Ray: every task gets {task}", flush=True)
-    waves = [[p for p in selected if p["page"] not in AFTER]] + [
-        [p for p in selected if p["page"] == name] for name in AFTER]
-    waves = [sorted(w, key=lambda p: -earlier.get(p["page"], float("inf"))) for w in waves if w]
-    times, failed = {}, {}
-    progress = Progress(len(selected), 0, [], earlier, workers, factor)
-    progress.left = [p["page"] for w in waves for p in w]
+    order = schedule(selected, earlier)
+    progress = Progress(len(order), 0, [], earlier, workers, factor)
+    progress.left = [p["page"] for p in order]
+    progress.running = progress.left[:workers]
     with Heartbeat(progress.beat):
-        for i, wave in enumerate(waves):
-            progress.later = [p["page"] for w in waves[i + 1:] for p in w]
-            progress.running = [p["page"] for p in wave[:workers]]
-            done, errors = cluster.run_pages(__file__, wave, kwargs, task, progress)
-            times.update(done)
-            failed.update(errors)
-    return times, failed
+        return cluster.run_pages(__file__, order, kwargs, task, progress)
 
 
 #: Page times of a measured `make book` on the development machine (2 cores), committed so
@@ -296,8 +305,9 @@ def main(argv=None) -> int:
     if args.workers > 1 or os.environ.get("RAY_ADDRESS"):
         times, failed = run_ray(selected, kwargs, args.workers, earlier, factor)
     else:
+        selected = schedule(selected, earlier)
         progress = Progress(len(selected), 0, [], earlier, 1, factor)
-        progress.left = names
+        progress.left = [p["page"] for p in selected]
         times = run_serial(selected, kwargs, progress)
     (args.output_dir).mkdir(parents=True, exist_ok=True)
     timed.write_text(json.dumps({**earlier, **times}, indent=2))   # pages not run keep theirs

@@ -137,14 +137,74 @@ def test_the_projection_is_scaled_by_this_cpu_against_the_reference_probe(tmp_pa
     assert probed["float32"] > 0 and probed["bf16"] > 0 and probed["runs"] in ("bf16", "float32")
 
 
-def test_pages_that_read_other_pages_run_after_them_longest_first(monkeypatch):
-    waves = []
-    monkeypatch.setattr("pusupport.book.cluster.start", lambda workers, device: {"num_cpus": 1})
-    monkeypatch.setattr("pusupport.book.cluster.run_pages", lambda script, wave, kwargs, task, line: (
-        waves.append([p["page"] for p in wave]) or ({p["page"]: 1.0 for p in wave}, {})))
-    pages = [{"page": p} for p in ("summary", "a", "standing", "b", "c")]
-    times, failed = execute.run_ray(pages, {"device": "cpu"}, 2, {"a": 10, "b": 30})
-    assert waves == [["c", "b", "a"], ["standing"], ["summary"]] and len(times) == 5 and not failed
+def test_pages_others_wait_for_start_first_and_each_page_after_those_it_reads():
+    pages = [{"page": "summary", "after": ["a", "b", "c", "dep", "standing"]},
+             {"page": "a"}, {"page": "standing", "after": ["dep", "not selected"]},
+             {"page": "b"}, {"page": "c"}, {"page": "dep"}]
+    earlier = {"a": 10, "b": 30, "dep": 5, "standing": 100, "summary": 1}     # c never timed
+    order = [p["page"] for p in execute.schedule(pages, earlier)]
+    # chains to the end: c ∞, dep 5 + 100 + 1, standing 101, b 31, a 11, summary 1
+    assert order == ["c", "dep", "standing", "b", "a", "summary"]
+
+
+class _Ray:
+    """Just enough of Ray for run_pages: tasks end in the order they were submitted;
+    ``fails``: pages whose every attempt raises."""
+
+    def __init__(self, fails=()):
+        self.events, self.fails, self.queue = [], set(fails), []
+        self.exceptions = type("exceptions", (), {"RayError": RuntimeError})
+
+    def remote(self, fn):
+        ray = self
+
+        class Task:
+            def options(self, **kw):
+                return self
+
+            def remote(self, script, page, kwargs, task):
+                ray.events.append(("start", page["page"]))
+                ref = object()
+                ray.queue.append((ref, page["page"]))
+                return ref
+        return Task()
+
+    def wait(self, refs, num_returns):
+        first = next(ref for ref, _ in self.queue if ref in refs)
+        return [first], [r for r in refs if r is not first]
+
+    def get(self, ref):
+        name = next(n for r, n in self.queue if r is ref)
+        self.queue = [(r, n) for r, n in self.queue if r is not ref]
+        self.events.append(("end", name))
+        if name in self.fails:
+            raise RuntimeError(f"{name} broke")
+        return 1.0
+
+
+def test_ray_starts_a_page_once_the_pages_it_reads_have_ended_even_if_one_failed(monkeypatch):
+    from pusupport.book import cluster
+    fake = _Ray(fails={"dep"})
+    monkeypatch.setattr(cluster, "import_ray", lambda: fake)
+    pages = execute.schedule([{"page": "a"}, {"page": "dep"}, {"page": "standing", "after": ["dep"]},
+                              {"page": "summary", "after": ["a", "dep", "standing"]}],
+                             {"a": 50, "dep": 5, "standing": 100, "summary": 1})
+    times, failed = cluster.run_pages("x", pages, {}, {"num_cpus": 1}, lambda *a: "")
+    ev = fake.events
+    assert ev[:2] == [("start", "dep"), ("start", "a")]          # both free to start at once
+    assert ev.index(("start", "standing")) > max(i for i, e in enumerate(ev) if e == ("end", "dep"))
+    assert ev.count(("start", "dep")) == 2 and set(failed) == {"dep"}    # tried once more
+    assert ev[-2:] == [("start", "summary"), ("end", "summary")]
+    assert set(times) == {"a", "standing", "summary"}
+
+
+def test_the_book_runs_standing_after_the_comparison_pages_and_summary_last():
+    from pusupport.book.registry import book_pages
+    pages = {p["page"]: p for p in book_pages()}
+    assert set(pages["standing"]["after"]) == {"synthetic", "real_fashion_mnist", "real_20news",
+                                               "real_cifar10"}
+    assert set(pages["summary"]["after"]) == set(pages) - {"summary"}
+    assert not pages["readings"]["after"]
 
 
 def test_a_fresh_output_folder_takes_the_committed_reference_page_times(tmp_path, monkeypatch):

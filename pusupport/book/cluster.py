@@ -87,18 +87,28 @@ def run_page(script: str, page: dict, kwargs: dict, task: dict) -> float:
 def run_pages(script: str, pages: list[dict], kwargs: dict, task: dict,
               line=lambda page, seconds, left: f"  {page}: " + (
                   "failed" if seconds is None else f"{seconds:.0f} s")) -> tuple[dict, dict]:
-    """Execute ``pages`` as Ray tasks; a failed page is tried once more.
+    """Execute ``pages`` as Ray tasks, in their order, each once the pages it reads (its
+    "after") have ended; a failed page is tried once more (a page after it runs anyway and
+    trains what the failed page did not).
 
     Returns ``({page: seconds}, {page: error})``, printing each outcome as it comes
     (``line(page, seconds or None, pages left)``).
     """
     ray = import_ray()
     remote = ray.remote(run_page).options(**task, max_retries=0)
+    ended: set = set()
+    waiting = list(pages)
+    pending: dict = {}
 
     def submit(page, attempt):
-        return remote.remote(script, page, kwargs, task), page, attempt
+        pending[remote.remote(script, page, kwargs, task)] = page, attempt
 
-    pending = dict((ref, (page, attempt)) for ref, page, attempt in (submit(p, 1) for p in pages))
+    def release():
+        for page in [p for p in waiting if set(p.get("after", ())) <= ended | _absent(p, pages)]:
+            waiting.remove(page)
+            submit(page, 1)
+
+    release()
     times, failed = {}, {}
     while pending:
         [ref], _ = ray.wait(list(pending), num_returns=1)
@@ -106,18 +116,24 @@ def run_pages(script: str, pages: list[dict], kwargs: dict, task: dict,
         name = page["page"]
         try:
             times[name] = ray.get(ref)
-            print(line(name, times[name], [p["page"] for p, _ in pending.values()]), flush=True)
         except ray.exceptions.RayError as err:
             last = (str(err).strip().splitlines() or [type(err).__name__])[-1]
             if attempt == 1:
                 print(f"  {name} failed ({last}); retrying once", flush=True)
-                ref, page, attempt = submit(page, 2)
-                pending[ref] = page, attempt
-            else:
-                print(f"  {name} failed again: {last}", flush=True)
-                failed[name] = err
-                print(line(name, None, [p["page"] for p, _ in pending.values()]), flush=True)
+                submit(page, 2)
+                continue
+            print(f"  {name} failed again: {last}", flush=True)
+            failed[name] = err
+        ended.add(name)
+        release()
+        left = [p["page"] for p, _ in pending.values()] + [p["page"] for p in waiting]
+        print(line(name, times.get(name), left), flush=True)
     return times, failed
+
+
+def _absent(page: dict, pages: list[dict]) -> set:
+    """The pages ``page`` reads that are not being executed (nothing to wait for)."""
+    return set(page.get("after", ())) - {p["page"] for p in pages}
 
 
 class Claims:

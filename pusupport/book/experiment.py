@@ -40,7 +40,9 @@ class Experiment:
     default: one page named after it). ``cpu_dataset``: the data set its ``cpu`` and
     ``smoke`` profiles run; ``sizes``: the data set whose sizes the cost model uses when
     ``dataset`` is a book-only table (e.g. "memorization"); ``not_in_paper``: what it shows
-    when the paper has no such experiment; ``selects``: whether it trains a selecting method."""
+    when the paper has no such experiment; ``selects``: whether it trains a selecting method;
+    ``reads``: the data sets whose comparison pages' runs it reads, and ``reads_every_page``:
+    whether it reads every other page's results (the book runs those pages first)."""
 
     name: str
     dataset: str | None = None
@@ -54,6 +56,8 @@ class Experiment:
     sizes: str | None = None
     not_in_paper: str | None = None
     selects: bool = False
+    reads: tuple[str, ...] = ()
+    reads_every_page: bool = False
 
     def book_pages(self) -> dict:
         return self.pages or {self.name: {}}

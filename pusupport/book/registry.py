@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from . import experiments
-from .claims import judge_claims, reproduction_table as _table
+from .claims import COMPARISONS, judge_claims, reproduction_table as _table
 from ..core.methods import get_method
 from .cost import _bytes, _duration, _flops, markdown, plan_runs, price, run_seconds
 from .experiment import Experiment
@@ -52,17 +52,28 @@ def get(name: str) -> Experiment:
     return known[name]
 
 
+def comparison_pages() -> dict[str, str]:
+    """{data set: the page that judges aaPU against nnPU on it}."""
+    return {c.dataset or e.dataset: e.folder(c.dataset) for e in all_experiments().values()
+            for c in e.claims if c.family in COMPARISONS}
+
+
 def book_pages(toc: Path = TOC) -> list[dict]:
     """Every page of the book in the table of contents' order: {"page", "notebook",
-    "parameters", "title"} (the notebook's data set, when it makes several pages)."""
+    "parameters", "title", "after"} (the notebook's data set, when it makes several pages;
+    the pages whose runs or results it reads, which run before it)."""
     listed = re.findall(r"(?:root|file):\s*pages/(\w+)", Path(toc).read_text())
+    compared = comparison_pages()
     entries = {page: {"page": page, "notebook": e.name,
                       "parameters": {"dataset": spec["dataset"]} if "dataset" in spec else {},
-                      "title": spec.get("title")}
+                      "title": spec.get("title"), "after": [compared[d] for d in e.reads]}
                for e in all_experiments().values() for page, spec in e.book_pages().items()}
     missing = sorted(set(listed) - set(entries))
     if missing:
         raise ValueError(f"{toc} lists pages no experiment makes: {missing}")
+    for page in listed:
+        if get(entries[page]["notebook"]).reads_every_page:
+            entries[page]["after"] = [p for p in listed if p != page]
     return [entries[page] for page in listed]
 
 
