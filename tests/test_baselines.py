@@ -246,3 +246,71 @@ def test_a_resumed_run_draws_and_weighs_as_an_uninterrupted_one(method, tmp_path
     resumed = train(data(1), seed=1, checkpoint_dir=str(tmp_path), **cfg)
     pd.testing.assert_frame_equal(resumed.history.drop(columns="wall_time"),
                                   whole.history.drop(columns="wall_time"))
+
+
+def test_robust_pu_weighs_p_and_u_as_its_authors_1_to_2_batches_by_hand():
+    """A batch of 3 P and 30 U rows (the data's 1 : 10), every weight 1: the loss is
+    ⅓·mean_P ℓ(g) + ⅔·mean_U ℓ(−g) — P's rows carry half U's total weight, as in the
+    authors' 2,000 : 4,000 — and with class_ratio None the plain mean over the 33 rows."""
+    from pusupport.core.baselines.robustpu import robust_risk
+    from pusupport.core.config import TrainConfig
+    from pusupport.core.losses import logistic_loss
+    from pusupport.core.methods import Batch
+    g_p = torch.tensor([[0.5, -1.0, 2.0]], dtype=torch.float64, requires_grad=True)
+    g_u = torch.linspace(-2, 2, 30, dtype=torch.float64)[None].requires_grad_()
+    state = {"weighting": torch.ones(1, dtype=torch.int64), "lam": torch.full((1,), 1e6),
+             "w_u": torch.ones(1, 30, dtype=torch.float64)}      # λ → ∞: every Welsch weight 1
+
+    def risk(**own):
+        cfg = TrainConfig(method="robustpu", method_settings=own)
+        return robust_risk(Batch(g_p, g_u, g_u[:, :0], None, 0.4, cfg,
+                                 torch.arange(30)[None], state, None, None))
+
+    lp, lu = logistic_loss(g_p.detach()), logistic_loss(-g_u.detach())
+    balanced = risk()
+    assert balanced.value.item() == pytest.approx(lp.mean().item() / 3 + 2 * lu.mean().item() / 3)
+    balanced.objective.sum().backward()
+    d_p, d_u = g_p.grad.abs().sum() / lp.new_tensor(1), g_u.grad.abs().sum()
+    # ∂/∂ℓ of the loss per row: ⅓/3 for P, ⅔/30 for U — total P weight : total U weight = 1 : 2
+    sig = torch.sigmoid
+    assert d_p.item() == pytest.approx((sig(-g_p.detach()).sum() / 9).item())
+    assert d_u.item() == pytest.approx((sig(g_u.detach()).sum() * 2 / 90).item())
+    assert risk(class_ratio=None).value.item() == pytest.approx(
+        (lp.sum().item() + lu.sum().item()) / 33)
+
+
+def test_robust_pu_trains_its_warm_up_then_at_most_its_authors_episodes():
+    from pusupport.book.plan import RunSpec
+    from pusupport.core.config import TrainConfig
+    page = TrainConfig(method="nnpu", epochs=1000, select_from=200)
+    assert RunSpec("robustpu", "robustpu").train(page).epochs == 299
+    assert RunSpec("r", "robustpu", {"train": {"method_settings": {"episodes": 5}}}).train(page).epochs == 204
+    short = TrainConfig(method="nnpu", epochs=50, select_from=20)
+    assert RunSpec("robustpu", "robustpu").train(short).epochs == 50       # never more than the page's
+    assert RunSpec("vpu", "vpu").train(page).epochs == 1000               # no recipe: the page's
+
+
+def test_a_method_owns_its_settings_and_a_wrong_one_names_the_valid_keys():
+    from pusupport.core.config import ConfigError, TrainConfig
+    from pusupport.book.store import run_key
+    vpu = TrainConfig(method="vpu", method_settings={"lam": 0.3})
+    assert (vpu.own.lam, vpu.own.alpha) == (0.3, 0.3)
+    assert TrainConfig(method="vpu").own.lam == 0.03 and TrainConfig(method="nnpu").own is None
+    with pytest.raises(ConfigError, match=r"\['alpha', 'lam'\]"):
+        TrainConfig(method="vpu", method_settings={"lamda": 0.3})
+    with pytest.raises(ValueError, match="nnpu has no settings of its own"):
+        TrainConfig(method="nnpu", method_settings={"lam": 0.3})
+    d = [data(0)]
+    assert run_key(vpu, [0], d, False) != run_key(TrainConfig(method="vpu"), [0], d, False)
+
+
+def test_the_standing_page_gives_vpu_its_authors_lambda_where_they_give_one():
+    from pusupport.book.experiments.standing import plan
+    from pusupport.book.pages import resolve_page
+    page = resolve_page("standing", output_dir="unused", profile="paper", seeds=None, device="cpu",
+                        data_dir=None, dry_run=0, checkpoints=None, runner=None)
+    specs = {(s.dataset, s.method): s for s in plan(page.settings)}
+    from pusupport.core.config import TrainConfig
+    base = TrainConfig(method="nnpu")
+    assert specs["fashion_mnist", "vpu"].train(base).own.lam == 0.3
+    assert specs["synthetic", "vpu"].train(base).own.lam == 0.03

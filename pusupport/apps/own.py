@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from ..core.config import ModelConfig, Settings, TrainConfig, as_model_config, merge
+from ..core.config import ModelConfig, Settings, TrainConfig, as_model_config, authors_recipe, merge
 from ..core.problem import PUData, make_pu
 from .prior import estimate_prior
 from .reading import OwnData
@@ -234,7 +234,7 @@ def train_config(n_unlabeled: int, model: ModelConfig, method: str = "aapu", epo
                       **overrides}, "train")
     if small and not cfg.lr_schedule and "lr_schedule" not in overrides and epochs >= 5:
         cfg = replace(cfg, lr_schedule={epochs - epochs // 5: cfg.lr / 10})
-    return cfg
+    return authors_recipe(cfg)
 
 
 def save(path, result, own: OwnData, data: PUData, positive) -> Path:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Callable
 
-from ..core.config import Settings, TrainConfig, merge
+from ..core.config import Settings, TrainConfig, authors_recipe, merge
 from ..core.forks import fork_epoch, trunks
 from ..core.methods import get_method
 from ..core.runtime import SETTINGS_STACKED, STACKED
@@ -47,9 +47,9 @@ class RunSpec:
         if self.estimator:
             base = Settings().merge({k: v for k, v in self.changes.items() if k != "data"}).train
             return merge(base, {"method": self.method, "eval_every": 0}, "train")
-        return merge(Settings(train=base).merge({k: v for k, v in self.changes.items()
-                                                 if k in ("train", "model")}).train,
-                     {"method": self.method}, "train")
+        model = Settings(train=base).merge({k: v for k, v in self.changes.items() if k == "model"})
+        return authors_recipe(merge(model.train, {**self.changes.get("train", {}),
+                                                  "method": self.method}, "train"))
 
 
 @dataclass(frozen=True)

@@ -83,6 +83,8 @@ class TrainConfig:
     ``compile`` runs the training forward pass through ``torch.compile``.
     ``correction``: aaPU's and nnPU's max(0, ·) as Kiryo et al.'s step ("kiryo") or as a
     plain clamp ("clamp"; :func:`~pusupport.core.risks.aapu_risk`).
+    ``method_settings``: changes to the method's own settings (:attr:`Method.settings`,
+    e.g. {"lam": 0.3} for VPU), read as :attr:`own`.
     ``dry_run`` = n > 0 proves these settings without training: n epochs of the schedule
     are visited (see :meth:`visited_epochs`), each with one optimisation step on the first
     :data:`DRY_RUN_STEP_ROWS` rows of a batch drawn at ``batch_size``, and selection and
@@ -108,6 +110,7 @@ class TrainConfig:
     allow_repick: bool = True
     s_weight: str = "labeled"
     correction: str = "kiryo"
+    method_settings: dict = field(default_factory=dict)
     seed: int = 0
     device: str = "auto"
     autocast: str = "auto"
@@ -154,9 +157,21 @@ class TrainConfig:
             _need(_is_int(self.select_from, 1) and self.select_from <= self.epochs,
                   f"select_from={self.select_from} is outside epochs 1..{self.epochs}: "
                   f"{self.method} would never select; lower select_from or raise epochs")
+        own = METHODS[self.method].settings
+        _need(isinstance(self.method_settings, dict) and (own is not None or not self.method_settings),
+              f"method_settings={self.method_settings!r}: {self.method} has no settings of its "
+              "own; leave method_settings empty")
+        object.__setattr__(self, "method_settings", dict(sorted(self.method_settings.items())))
+        object.__setattr__(self, "_own", None if own is None else
+                           merge(own(), self.method_settings, f"{self.method} method_settings"))
         object.__setattr__(self, "lr_schedule",
                            {int(k): float(v) for k, v in self.lr_schedule.items()})
         object.__setattr__(self, "record_u_losses", tuple(int(e) for e in self.record_u_losses))
+
+    @property
+    def own(self):
+        """The method's own settings (:attr:`Method.settings`, with ``method_settings``), or None."""
+        return self._own
 
     def lr_at(self, epoch: int) -> float:
         """Learning rate used during (1-indexed) ``epoch``."""
@@ -248,6 +263,13 @@ SECTIONS = {"data": DataConfig, "model": ModelConfig, "train": TrainConfig, "pag
 def section_of(key: str) -> list[str]:
     """The sections that have a setting called ``key``."""
     return [name for name, cls in SECTIONS.items() if key in {f.name for f in fields(cls)}]
+
+
+def authors_recipe(cfg: TrainConfig) -> TrainConfig:
+    """``cfg`` as its method's authors' recipe trains it (:attr:`Method.recipe`, e.g.
+    Robust-PU's largest number of weighted epochs); unchanged for a method without one."""
+    recipe = METHODS[cfg.method].recipe
+    return recipe(cfg) if recipe else cfg
 
 
 def merge(config, changes: dict, section: str):

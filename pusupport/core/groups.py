@@ -17,7 +17,7 @@ from .stacking import NotStackable
 #: Settings the members of one stacked network may differ in (values, not shapes); the
 #: others must be equal (``checkpoint_dir``: the first member's is used).
 PER_MEMBER = ("method", "loss", "beta", "gamma", "n_select", "select_from", "selection_loss",
-              "allow_repick", "s_weight", "correction", "seed", "checkpoint_dir")
+              "allow_repick", "s_weight", "correction", "method_settings", "seed", "checkpoint_dir")
 
 
 @dataclass

@@ -10,7 +10,7 @@ trained row and whether it needs π. Add one with :func:`register`: the loop doe
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 import torch
@@ -85,7 +85,13 @@ class Method:
     records its final test error beside that method's own (:func:`view_column`), so one
     run gives both; ``before_selection``: the method this one trains exactly as until its
     first selection (S empty: aaPU is then nnPU), so its run forks from that method's
-    (:mod:`~pusupport.core.forks`).
+    (:mod:`~pusupport.core.forks`). A method from another paper also declares its own
+    ``settings`` (a frozen dataclass whose defaults are its authors'; a run changes them
+    with ``TrainConfig.method_settings`` and the risk reads ``config.own``), its authors'
+    values for a data set where they give them (``by_dataset``), ``recipe(config) →
+    config`` (what its authors' recipe changes in a run's shared settings, e.g. fewer
+    epochs), where its authors set all this (``source``) and this book's departures from
+    them, each with its reason (``departures``: (what, why) pairs).
     """
 
     name: str
@@ -106,6 +112,11 @@ class Method:
     threshold_on: str = "x_u"
     view_of: str | None = None
     before_selection: str | None = None
+    settings: type | None = None
+    by_dataset: dict = field(default_factory=dict, compare=False)
+    recipe: Callable | None = None
+    source: str = ""
+    departures: tuple = ()
 
 
 def views_of(name: str) -> list[Method]:

@@ -4,11 +4,12 @@ on test error, ROC AUC and average precision."""
 from __future__ import annotations
 
 import json
+from dataclasses import fields
 from pathlib import Path
 
 import pandas as pd
 
-from ...core.baselines import distpu, robustpu, vpu
+from ...core.baselines import distpu, robustpu, vpu  # noqa: F401  (registers them)
 from ...core.methods import get_method, view_column
 from ...data.datasets import SIZES
 from ..claims import floor_for, per_point
@@ -60,8 +61,15 @@ def mixes_on_sparse(method: str, dataset: str) -> bool:
 def plan(s) -> list[RunSpec]:
     """aaPU and the methods compared on each data set (one group each); a method that mixes
     inputs is left out where the rows are sparse (:func:`not_run` says so)."""
-    return [RunSpec(m, m, group=d, dataset=d) for d, methods in s.page.compared.items()
+    return [RunSpec(m, m, group=d, dataset=d, changes=_authors(m, d))
+            for d, methods in s.page.compared.items()
             for m in ["aapu", *methods] if not mixes_on_sparse(m, d)]
+
+
+def _authors(method: str, dataset: str) -> dict:
+    """The method's own settings its authors give for ``dataset``, as a run's changes."""
+    given = get_method(method).by_dataset.get(dataset)
+    return {"train": {"method_settings": given}} if given else {}
 
 
 def datasets_table(pages: dict) -> pd.DataFrame:
@@ -125,30 +133,22 @@ def hyperparameters() -> pd.DataFrame:
          "the verdicts use the training U's (1 − π)-quantile (no test input enters a decision "
          "here); the test inputs' quantile, the authors', is shown beside it; both read from "
          "nnPU's run (it trains exactly as nnPU)"),
-        ("VPU", f"α = {vpu.ALPHA}, λ = {vpu.LAMBDA}; positive where φ / max φ > ½",
-         "HC-Feynman/vpu run.py L13–14; README L21 runs Fashion-MNIST at λ = 0.3; the reported "
-         "epoch has the lowest variational loss on a PU validation split, vpu.py L51–58 (532ee6c)",
-         f"λ = {vpu.LAMBDA} on every data set; the last epoch, as for every method here; the "
-         "page's Adam and weight decay (the authors: betas (0.5, 0.99), no weight decay, the "
-         "rate halved every 20 epochs); P rows for MixUp drawn with replacement (batches keep P : U)"),
-        ("Dist-PU", f"μ_ent = {distpu.MU_ENTROPY}, α = {distpu.ALPHA}, c_mix = {distpu.MIXUP}, "
-         f"c_me = {distpu.MIX_ENTROPY}, c_ent = {distpu.ENTROPY}; scores clipped to ±{distpu.CLIP:g}",
-         "Ray-rui/Dist-PU-… train.py L39–47: 60 + 60 epochs, a warm-up Adam at 5e-4 (weight "
-         "decay 5e-3), then a fresh Adam at 5e-5 annealed to 3.5e-5 (1e-3), L30–33, L132–144 (cb74be1)",
-         "stage 1 = the epochs before select_from, stage 2 the rest, one optimiser at the page's "
-         "rate and weight decay throughout"),
-        ("Robust-PU", f"Welsch weights, λ from {robustpu.START} to {robustpu.STOP} over "
-         f"{robustpu.GROW_EPOCHS} epochs",
-         "woriazzc/Robust-PU main.py L595–608 (schedule, Welsch); 400 pre-training epochs "
-         "L554–558; ≤ 100 episodes with patience 5 on 500 labelled validation points L567, L585, "
-         "L478; P : U 2,000 : 4,000, L476–477 (1dd17b6)",
-         "warm-up = the first select_from − 1 epochs; no early stopping (it needs labels); P : U "
-         "is the page's (1 : 10 on the synthetic task), and the loss, as officially, does not "
-         "weigh the classes"),
         ("Negative selection", "aaPU's n_select and select_from; N weighted as U's points",
          "this book (the paper's counterfactual)", "—"),
         ("aaPU, oracle S", "aaPU's settings; S from U's true positives", "this book", "—")]
+    rows[3:3] = [own_row(m) for m in ("vpu", "distpu", "robustpu")]
     return pd.DataFrame(rows, columns=["method", "settings", "source", "changed here"])
+
+
+def own_row(name: str) -> tuple:
+    """A method's row of :func:`hyperparameters` from what it declares: its own settings
+    and its authors' values per data set, their source, this book's departures and why."""
+    m = get_method(name)
+    values = ", ".join(f"{f.name} = {getattr(m.settings(), f.name)}" for f in fields(m.settings))
+    per = "; ".join(f"{d}: " + ", ".join(f"{k} = {v}" for k, v in given.items())
+                    for d, given in m.by_dataset.items())
+    return (m.label, values + (f" ({per})" if per else ""), m.source,
+            "; ".join(f"{what} — {why}" for what, why in m.departures) or "—")
 
 
 def run_standing(page: Page, pages: dict) -> tuple[pd.DataFrame, dict]:

@@ -10,13 +10,14 @@ a permutation of itself (λ ~ Beta(α, α)), and the loss adds c_mix · the mixe
 cross-entropy, c_me · the entropy of the mixed scores and a U entropy weight that rises as
 (1 − cos(t·π/2))·c_ent over the stage. Scores are clipped to ±10 as in the official code.
 
-The official code's argument defaults: μ_ent = 0.002, α = 6, c_mix = 5, c_me = 0.04,
-c_ent = 0.004; 60 + 60 epochs with their own rates. Here the first stage is the loop's epochs before
-``select_from`` and the second the rest, with the page's optimiser and rates.
+Its own settings (:class:`Settings`) default to the official code's argument defaults. The
+authors train 60 + 60 epochs with their own rates; here the first stage is the loop's epochs
+before ``select_from`` and the second the rest, with the page's optimiser and rates.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -25,8 +26,20 @@ from ..methods import Batch, EpochEnd, Method, register
 from ..risks import Risk
 from .draws import draw_state, member_rng, mix, next_step
 
-MU_ENTROPY, ALPHA, MIXUP, MIX_ENTROPY, ENTROPY = 2e-3, 6.0, 5.0, 0.04, 4e-3
-CLIP = 10.0
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Dist-PU's own settings (Ray-rui/Dist-PU train.py L39–47): the first stage's U-entropy
+    weight μ_ent, MixUp's Beta(α, α), the mixed loss's c_mix, the mixed entropy's c_me, the
+    second stage's largest U-entropy weight c_ent, and the clip of the scores."""
+
+    mu_entropy: float = 2e-3
+    alpha: float = 6.0
+    mixup: float = 5.0
+    mix_entropy: float = 0.04
+    entropy: float = 4e-3
+    clip: float = 10.0
 
 
 def alignment(s_p: torch.Tensor, s_u: torch.Tensor, prior) -> torch.Tensor:
@@ -40,39 +53,40 @@ def entropy(s: torch.Tensor) -> torch.Tensor:
     return -(s * torch.log(s) + (1 - s) * torch.log(1 - s)).mean(-1)
 
 
-def _score(g):
-    return torch.sigmoid(g.clamp(-CLIP, CLIP))
+def _score(g, clip: float):
+    return torch.sigmoid(g.clamp(-clip, clip))
 
 
 def distpu_risk(b: Batch) -> Risk:
-    s_p, s_u = _score(b.g_p), _score(b.g_u)
+    own = b.config.own
+    s_p, s_u = _score(b.g_p, own.clip), _score(b.g_u, own.clip)
     base = alignment(s_p, s_u, b.prior)
     stage = int(b.state["stage"][0])
     if stage == 0:                                   # the first stage: alignment + U entropy
-        total = base + MU_ENTROPY * entropy(s_u)
+        total = base + own.mu_entropy * entropy(s_u)
     else:
-        total = base + float(b.state["co_entropy"][0]) * entropy(s_u) + _mixup(b, s_u)
+        total = base + float(b.state["co_entropy"][0]) * entropy(s_u) + _mixup(b, s_u, own)
         b.state["pseudo_u"].scatter_(1, b.index_u, s_u.detach().to(b.state["pseudo_u"].dtype))
     return Risk(total.detach(), total, base.detach(), (total - base).detach(),
                 torch.zeros_like(total, dtype=torch.bool))
 
 
-def _mixup(b: Batch, s_u: torch.Tensor) -> torch.Tensor:
+def _mixup(b: Batch, s_u: torch.Tensor, own: Settings) -> torch.Tensor:
     """c_mix·BCE of the mixed scores against the mixed pseudo-labels + c_me·their entropy."""
     x_p, x_u, _ = b.inputs()
     K, n = x_p.shape[0], x_p.shape[1] + x_u.shape[1]
     x = torch.cat([x_p, x_u], 1)
     target = torch.cat([torch.ones_like(b.g_p), b.state["pseudo_u"].gather(1, b.index_u).to(s_u.dtype)], 1)
     draws = [member_rng(b.state, k) for k in range(K)]
-    lam = torch.tensor([r.beta(ALPHA, ALPHA) for r in draws], dtype=s_u.dtype, device=s_u.device)
+    lam = torch.tensor([r.beta(own.alpha, own.alpha) for r in draws], dtype=s_u.dtype, device=s_u.device)
     perm = torch.stack([torch.as_tensor(r.permutation(n)) for r in draws]).to(x.device)
     next_step(b.state)
     partner = torch.stack([x[k, perm[k]] for k in range(K)])
     mixed = mix(x, partner, lam)
-    s_mix = _score(b.forward(mixed))
+    s_mix = _score(b.forward(mixed), own.clip)
     t_b = target.gather(1, perm.to(target.device))
     bce = lambda t: F.binary_cross_entropy(s_mix, t, reduction="none").mean(-1)   # noqa: E731
-    return (MIXUP * (lam * bce(target) + (1 - lam) * bce(t_b)) + MIX_ENTROPY * entropy(s_mix))
+    return own.mixup * (lam * bce(target) + (1 - lam) * bce(t_b)) + own.mix_entropy * entropy(s_mix)
 
 
 def next_epoch(end: EpochEnd) -> None:
@@ -89,7 +103,7 @@ def next_epoch(end: EpochEnd) -> None:
         end.state["pseudo_u"].copy_(scores.to(end.state["pseudo_u"].dtype))
         end.state["stage"].fill_(1)
     t = (end.epoch + 1 - cfg.select_from) / max(1, cfg.epochs - cfg.select_from + 1)
-    end.state["co_entropy"].fill_((1 - math.cos(t * math.pi / 2)) * ENTROPY)
+    end.state["co_entropy"].fill_((1 - math.cos(t * math.pi / 2)) * cfg.own.entropy)
 
 
 def _state(n_u, seeds, device):
@@ -101,4 +115,14 @@ def _state(n_u, seeds, device):
 
 register(Method("distpu", "Dist-PU", "label-distribution alignment, entropy, then MixUp on "
                 "pseudo-labels (Zhao et al., 2022)", color="#17a589", risk=distpu_risk,
-                passes=6, mixes_inputs=True, init_state=_state, end_epoch=next_epoch))
+                passes=6, mixes_inputs=True, init_state=_state, end_epoch=next_epoch,
+                settings=Settings,
+                source="Ray-rui/Dist-PU-… train.py L39–47: 60 + 60 epochs, a warm-up Adam at 5e-4 "
+                       "(weight decay 5e-3), then a fresh Adam at 5e-5 annealed to 3.5e-5 (1e-3), "
+                       "L30–33, L132–144 (cb74be1)",
+                departures=(
+                    ("stage 1 = the epochs before select_from, stage 2 the rest (not 60 + 60)",
+                     "each method trains the comparison page's epochs"),
+                    ("one optimiser at the page's rate and weight decay throughout (not a fresh Adam "
+                     "at the authors' rates for stage 2)", "not built yet: the loop keeps one "
+                     "optimiser a run"),)))
