@@ -224,8 +224,33 @@ def test_dist_pu_alignment_and_entropy_by_hand():
 
 def test_dist_pu_adds_its_mixup_stage_after_the_first():
     h = train(data(0), seed=0, method="distpu", **STACKING).history
-    assert (h.risk_negative.iloc[:2] > 0).all()                     # U's entropy alone
-    assert (h.risk_negative.iloc[2:] > h.risk_negative.iloc[1]).all()   # + MixUp BCE
+    b = STACKING["epochs"] // 2                                     # the authors' 60 + 60
+    assert (h.risk_negative.iloc[:b] > 0).all()                     # U's entropy alone
+    assert (h.risk_negative.iloc[b:] > h.risk_negative.iloc[b - 1]).all()   # + MixUp BCE
+
+
+def test_dist_pus_second_stage_starts_a_fresh_adam_at_its_own_rates(monkeypatch):
+    """6 epochs: 3 of warm-up (Adam at 5e-4, decay 5e-3, a cosine to 0), then a fresh Adam at
+    5e-5 (decay 1e-3, a cosine to 3.5e-5): its first step finds no moments."""
+    from pusupport.core.baselines.distpu import cosine
+    seen = []
+
+    class Spy(torch.optim.Adam):
+        def step(self, *args, **kwargs):
+            group = self.param_groups[0]
+            first = group["params"][0]
+            seen.append((group["lr"], group["weight_decay"],
+                         int(self.state[first]["step"]) if first in self.state else 0))
+            return super().step(*args, **kwargs)
+
+    monkeypatch.setattr(torch.optim, "Adam", Spy)
+    d = data(0)
+    train(d, seed=0, method="distpu", **{**STACKING, "batch_size": 400})   # one step an epoch
+    assert [round(lr, 12) for lr, _, _ in seen] == [round(x, 12) for x in (
+        5e-4, cosine(5e-4, 0, 1, 3), cosine(5e-4, 0, 2, 3), 5e-5, cosine(5e-5, 3.5e-5, 1, 3),
+        cosine(5e-5, 3.5e-5, 2, 3))]
+    assert [wd for _, wd, _ in seen] == [5e-3] * 3 + [1e-3] * 3
+    assert [steps for _, _, steps in seen] == [0, 1, 2, 0, 1, 2]          # moments reset
 
 
 @pytest.mark.parametrize("method", ["vpu", "distpu", "robustpu"])

@@ -183,11 +183,14 @@ class TrainConfig:
 
     def steps_in(self, epoch: int) -> int | None:
         """Optimisation steps in ``epoch``: all (None) — in a dry run one in each of its
-        first ``dry_run`` landmarks (the first selecting epoch, the last, the first) and
+        first ``dry_run`` landmarks (the first selecting epoch, or the first of a method's
+        second stage; the last; the first) and
         none in the epochs visited only to record U's losses."""
         if not self.dry_run:
             return None
-        start = self.select_from if METHODS[self.method].selects and self.n_select else 1
+        method = METHODS[self.method]
+        start = (self.select_from if method.selects and self.n_select else
+                 method.second_stage(self) if method.second_stage else 1)
         return int(epoch in list(dict.fromkeys([start, self.epochs, 1]))[:self.dry_run])
 
     def visited_epochs(self, first: int = 1) -> list[int]:

@@ -91,7 +91,11 @@ class Method:
     values for a data set where they give them (``by_dataset``), ``recipe(config) →
     config`` (what its authors' recipe changes in a run's shared settings, e.g. fewer
     epochs), where its authors set all this (``source``) and this book's departures from
-    them, each with its reason (``departures``: (what, why) pairs).
+    them, each with its reason (``departures``: (what, why) pairs). ``optimiser(config,
+    epoch) → (lr, weight_decay, fresh)`` (optional): its own rates for an epoch, and whether
+    Adam starts afresh at it (default: the config's rate and weight decay, one Adam a run);
+    ``second_stage(config)``: the first epoch of its second stage, where it has one (a dry
+    run steps there too).
     """
 
     name: str
@@ -117,6 +121,16 @@ class Method:
     recipe: Callable | None = None
     source: str = ""
     departures: tuple = ()
+    optimiser: Callable | None = None
+    second_stage: Callable | None = None
+
+
+def optimiser_at(method: Method, config, epoch: int) -> tuple[float, float, bool]:
+    """(learning rate, weight decay, whether Adam starts afresh) for ``epoch``: the method's
+    own (:attr:`Method.optimiser`), else the config's rate at that epoch and its decay."""
+    if method.optimiser:
+        return method.optimiser(config, epoch)
+    return config.lr_at(epoch), config.weight_decay, False
 
 
 def views_of(name: str) -> list[Method]:

@@ -24,7 +24,7 @@ from .members import SingleModel, StackedModels
 from .forks import data_keys, fork_epoch, pick, trunks
 from .groups import stack_groups
 from .evaluation import Scored, ULosses, final_wrong, test_metrics, thresholds, view_errors
-from .methods import Batch, EpochEnd
+from .methods import Batch, EpochEnd, optimiser_at
 from .models import full_precision
 from .progress import progress
 from .runtime import resolve, resolve_device
@@ -157,6 +157,8 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
                              "as aapu or nnpu")
         if stacked and not g.method.stacks:
             raise NotStackable(f"method {g.cfg.method!r} cannot be stacked: use train() per seed")
+        if g.method.optimiser and len(groups) > 1:
+            raise NotStackable(f"{g.method.label} sets its own rates: it needs a stack of its own settings")
     members = (StackedModels if stacked else SingleModel)(datas, seeds, cfg, runtime)
     batch_gens = [torch.Generator(runtime.generator_device).manual_seed(s) for s in seeds]
     opt = torch.optim.Adam(members.parameters(), lr=cfg.lr, weight_decay=cfg.weight_decay,
@@ -220,9 +222,11 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
         for k in (k for k in range(K) if branch[k]):
             rows[k][-1].update(n_selected=len(selected[k]), purity=selected[k].purity)
     for epoch in bar:
-        lr = cfg.lr_at(epoch)
+        lr, decay, fresh = optimiser_at(groups[0].method, groups[0].cfg, epoch)
+        if fresh:                            # the method's next stage: a new Adam
+            opt.state.clear()
         for group in opt.param_groups:
-            group["lr"] = lr
+            group["lr"], group["weight_decay"] = lr, decay
         per_member = [[tuple(i.to(device) for i in b) for b in
                        stratified_batches(n_p, n_u, sel.indices, cfg.batch_size, g)]
                       for sel, g in zip(selected, batch_gens)]
