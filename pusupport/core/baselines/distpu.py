@@ -43,9 +43,9 @@ class Settings:
     entropy: float = 4e-3
     clip: float = 10.0
     first_share: float = 0.5          # 60 of 60 + 60 epochs (L46–47)
-    warm_up_lr: float = 5e-4          # L24–27, a cosine to 0 over the stage (L104–107)
+    warm_up_lr: float = 5e-4          # L30, L32; set_up_for_warm_up: a cosine to 0
     warm_up_weight_decay: float = 5e-3
-    lr: float = 5e-5                  # a fresh Adam, a cosine to 0.7·lr (L128–139)
+    lr: float = 5e-5                  # L31, L33; set_up_for_dist_pu: a fresh Adam, a cosine to 0.7·lr
     weight_decay: float = 1e-3
     final_lr_share: float = 0.7
 
