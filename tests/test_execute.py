@@ -151,8 +151,8 @@ class _Ray:
     """Just enough of Ray for run_pages: tasks end in the order they were submitted;
     ``fails``: pages whose every attempt raises."""
 
-    def __init__(self, fails=()):
-        self.events, self.fails, self.queue = [], set(fails), []
+    def __init__(self, fails=(), cpus=8):
+        self.events, self.fails, self.queue, self.cpus = [], set(fails), [], cpus
         self.exceptions = type("exceptions", (), {"RayError": RuntimeError})
 
     def remote(self, fn):
@@ -168,6 +168,9 @@ class _Ray:
                 ray.queue.append((ref, page["page"]))
                 return ref
         return Task()
+
+    def cluster_resources(self):
+        return {"CPU": self.cpus}
 
     def wait(self, refs, num_returns):
         first = next(ref for ref, _ in self.queue if ref in refs)
@@ -196,6 +199,22 @@ def test_ray_starts_a_page_once_the_pages_it_reads_have_ended_even_if_one_failed
     assert ev.count(("start", "dep")) == 2 and set(failed) == {"dep"}    # tried once more
     assert ev[-2:] == [("start", "summary"), ("end", "summary")]
     assert set(times) == {"a", "standing", "summary"}
+
+
+def test_a_page_whose_pages_have_ended_starts_before_the_later_pages_of_the_order(monkeypatch):
+    """Two CPUs: Ray is given two pages at a time, so standing, ready once dep has ended,
+    starts before b and a (lower in the order), not behind them in Ray's queue."""
+    from pusupport.book import cluster
+    fake = _Ray(cpus=2)
+    monkeypatch.setattr(cluster, "import_ray", lambda: fake)
+    pages = execute.schedule([{"page": "a"}, {"page": "b"}, {"page": "dep"},
+                              {"page": "standing", "after": ["dep"]}, {"page": "c"}],
+                             {"a": 10, "b": 30, "c": 40, "dep": 5, "standing": 100})
+    assert [p["page"] for p in pages] == ["dep", "standing", "c", "b", "a"]
+    cluster.run_pages("x", pages, {}, {"num_cpus": 1}, lambda *a: "")
+    started = [name for what, name in fake.events if what == "start"]
+    assert started == ["dep", "c", "standing", "b", "a"]
+    assert cluster._slots({"CPU": 16.0, "GPU": 2.0}, {"num_gpus": 0.5, "num_cpus": 4}) == 4
 
 
 def test_the_book_runs_standing_after_the_comparison_pages_and_summary_last():

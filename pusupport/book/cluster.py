@@ -88,8 +88,11 @@ def run_pages(script: str, pages: list[dict], kwargs: dict, task: dict,
               line=lambda page, seconds, left: f"  {page}: " + (
                   "failed" if seconds is None else f"{seconds:.0f} s")) -> tuple[dict, dict]:
     """Execute ``pages`` as Ray tasks, in their order, each once the pages it reads (its
-    "after") have ended; a failed page is tried once more (a page after it runs anyway and
-    trains what the failed page did not).
+    "after") have ended; no more submitted than the cluster runs at once (Ray starts tasks
+    in the order they came, so a page whose pages have just ended goes before the later
+    pages of the order, not behind every page that was ready from the start); a failed
+    page is tried once more (a page after it runs anyway and trains what the failed page
+    did not).
 
     Returns ``({page: seconds}, {page: error})``, printing each outcome as it comes
     (``line(page, seconds or None, pages left)``).
@@ -103,8 +106,12 @@ def run_pages(script: str, pages: list[dict], kwargs: dict, task: dict,
     def submit(page, attempt):
         pending[remote.remote(script, page, kwargs, task)] = page, attempt
 
+    slots = _slots(ray.cluster_resources(), task)
+
     def release():
         for page in [p for p in waiting if set(p.get("after", ())) <= ended | _absent(p, pages)]:
+            if len(pending) >= slots:
+                return
             waiting.remove(page)
             submit(page, 1)
 
@@ -129,6 +136,13 @@ def run_pages(script: str, pages: list[dict], kwargs: dict, task: dict,
         left = [p["page"] for p, _ in pending.values()] + [p["page"] for p in waiting]
         print(line(name, times.get(name), left), flush=True)
     return times, failed
+
+
+def _slots(have: dict, task: dict) -> int:
+    """How many tasks of ``task``'s resources the cluster (``have``) runs at once."""
+    if task.get("num_gpus"):
+        return max(1, int(have.get("GPU", 0) // task["num_gpus"]))
+    return max(1, int(have.get("CPU", 1) // task.get("num_cpus", 1)))
 
 
 def _absent(page: dict, pages: list[dict]) -> set:
