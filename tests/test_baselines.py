@@ -339,3 +339,14 @@ def test_the_standing_page_gives_vpu_its_authors_lambda_where_they_give_one():
     base = TrainConfig(method="nnpu")
     assert specs["fashion_mnist", "vpu"].train(base).own.lam == 0.3
     assert specs["synthetic", "vpu"].train(base).own.lam == 0.03
+
+
+@pytest.mark.parametrize("method, bad, fix", [
+    ("robustpu", {"class_ratio": (1, 0)}, "two positive numbers"),
+    ("robustpu", {"episodes": 0}, "weighted epochs >= 1"),
+    ("distpu", {"first_share": 1.0}, "strictly between 0 and 1"),
+    ("vpu", {"alpha": 0.0}, "alpha > 0")])
+def test_a_methods_own_setting_out_of_range_names_the_fix(method, bad, fix):
+    from pusupport.core.config import TrainConfig
+    with pytest.raises(ValueError, match=fix):
+        TrainConfig(method=method, method_settings=bad)

@@ -29,7 +29,6 @@ from ..risks import Risk
 from .draws import draw_state, member_rng, mix, next_step
 
 
-
 @dataclass(frozen=True)
 class Settings:
     """Dist-PU's own settings (Ray-rui/Dist-PU train.py L39–47): the first stage's U-entropy
@@ -48,6 +47,13 @@ class Settings:
     lr: float = 5e-5                  # L31, L33; set_up_for_dist_pu: a fresh Adam, a cosine to 0.7·lr
     weight_decay: float = 1e-3
     final_lr_share: float = 0.7
+
+    def __post_init__(self):
+        if not 0 < self.first_share < 1:
+            raise ValueError(f"first_share={self.first_share}: the first stage's share of the "
+                             "epochs must lie strictly between 0 and 1 (the authors: 0.5)")
+        if not (self.warm_up_lr > 0 and self.lr > 0 and 0 <= self.final_lr_share <= 1):
+            raise ValueError("Dist-PU needs warm_up_lr > 0, lr > 0 and 0 <= final_lr_share <= 1")
 
 
 def first_stage(cfg) -> int:

@@ -26,7 +26,6 @@ from ..methods import Batch, EpochEnd, Method, register
 from ..risks import Risk, nnpu_risk
 
 
-
 @dataclass(frozen=True)
 class Settings:
     """Robust-PU's own settings (woriazzc/Robust-PU main.py): λ from ``start`` to ``stop``
@@ -39,6 +38,17 @@ class Settings:
     grow_epochs: int = 10
     class_ratio: tuple | None = (1, 2)
     episodes: int = 100
+
+    def __post_init__(self):
+        if not (0 < self.start <= self.stop and isinstance(self.grow_epochs, int) and self.grow_epochs >= 1):
+            raise ValueError(f"Robust-PU needs 0 < start <= stop and grow_epochs >= 1, got start="
+                             f"{self.start}, stop={self.stop}, grow_epochs={self.grow_epochs}")
+        ratio = self.class_ratio
+        if ratio is not None and not (len(ratio) == 2 and all(r > 0 for r in ratio)):
+            raise ValueError(f"class_ratio={ratio!r}: give P : U as two positive numbers, e.g. "
+                             "(1, 2), or None for the data's own proportion")
+        if not (isinstance(self.episodes, int) and self.episodes >= 1):
+            raise ValueError(f"episodes={self.episodes!r}: give a whole number of weighted epochs >= 1")
 
 
 def welsch(loss: torch.Tensor, lam) -> torch.Tensor:
@@ -95,6 +105,7 @@ def reweigh(end: EpochEnd) -> None:
 
 def _state(n_u, seeds, device):
     K = len(seeds)
+    # λ is set from the run's own settings by reweigh before any weighted epoch
     return {"w_u": torch.ones(K, n_u, device=device), "lam": torch.full((K,), Settings.start, device=device),
             "episode": torch.zeros(K, dtype=torch.int64, device=device),
             "weighting": torch.zeros(K, dtype=torch.int64, device=device)}

@@ -24,7 +24,6 @@ from ..risks import Risk
 from .draws import draw_state, member_rng, mix, next_step
 
 
-
 @dataclass(frozen=True)
 class Settings:
     """VPU's own settings: MixUp's Beta(α, α) and the regulariser's weight λ (HC-Feynman/vpu
@@ -32,6 +31,10 @@ class Settings:
 
     alpha: float = 0.3
     lam: float = 0.03
+
+    def __post_init__(self):
+        if not (self.alpha > 0 and self.lam >= 0):
+            raise ValueError(f"VPU needs alpha > 0 and lam >= 0, got alpha={self.alpha}, lam={self.lam}")
 
 
 def variational_loss(log_phi_p: torch.Tensor, log_phi_u: torch.Tensor) -> torch.Tensor:
