@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pandas as pd
 
-from ...core.baselines import distpu, robustpu, vpu  # noqa: F401  (registers them)
 from ...core.methods import get_method, view_column
 from ...data.datasets import SIZES
 from ..claims import floor_for, per_point
