@@ -19,7 +19,8 @@ CFG = TrainConfig(method="aapu", epochs=6, select_from=3, lr=1e-3, checkpoint_di
 def data(name="synthetic", x_p=((1.0, 2.0), (3.0, 4.5)), n_u=5, prior=0.4):
     return SimpleNamespace(name=name, x_p=torch.tensor(x_p), x_u=torch.zeros(n_u, 2), prior=prior,
                            u_truth=torch.zeros(n_u), u_in_p=torch.zeros(n_u, dtype=torch.bool),
-                           x_test=torch.ones(3, 2), y_test=torch.tensor([0, 1, 1]))
+                           x_test=torch.ones(3, 2), y_test=torch.tensor([0, 1, 1]),
+                           x_val_p=None, x_val_u=None)
 
 
 def test_code_version_is_16_hex_digits_of_the_training_sources(monkeypatch):
@@ -90,6 +91,17 @@ def test_runtime_settings_do_not_enter_the_fingerprint():
                     device="cpu", seed=9)
     assert checkpoint.fingerprint(other, [data()], [0]) == fp
     assert checkpoint.fingerprint(replace(CFG, epochs=7), [data()], [0]) != fp
+
+
+def test_a_held_out_validation_split_is_part_of_the_data_identity():
+    """A split changes a run's history (its criterion), so it is in the identity; data without
+    one keep the identity they had before splits existed (stored runs stay valid)."""
+    plain = checkpoint.data_identity(data())
+    assert plain["tensors"] == checkpoint.checksum(*(getattr(data(), k) for k in
+                                                     ("x_p", "x_u", "u_truth", "u_in_p", "x_test", "y_test")))
+    held = SimpleNamespace(**{**vars(data()), "x_val_p": torch.ones(1, 2), "x_val_u": torch.ones(2, 2)})
+    other = SimpleNamespace(**{**vars(held), "x_val_u": torch.zeros(2, 2)})
+    assert len({repr(checkpoint.data_identity(d)) for d in (data(), held, other)}) == 3
 
 
 def test_sparse_positives_are_identified_by_all_their_parts():

@@ -175,3 +175,43 @@ def test_a_data_set_that_is_missing_is_said_in_words(tmp_path):
     assert history.empty
     assert meta == {"cifar10": {"status": "not run", "reason": "data not available on this "
                                 "machine: the real_cifar10 page says how to provide it"}}
+
+
+def test_a_validation_split_is_held_out_for_every_method_where_vpu_runs():
+    """At `cpu` VPU runs on the synthetic task only: there every method (aaPU too) trains
+    without the split; Fashion-MNIST's runs stay those of its comparison page."""
+    held = {(s.dataset, s.method): s.changes.get("data", {}).get("validation") for s in page_at("cpu").plan()}
+    assert {v for (d, _), v in held.items() if d == "synthetic"} == {standing.VALIDATION}
+    assert {v for (d, _), v in held.items() if d != "synthetic"} == {None}
+    assert held["synthetic", "aapu"] == 1 / 12
+
+
+def test_at_their_own_choice_runs_are_read_where_their_criterion_is_lowest():
+    """Epoch 1 has the lowest criterion for every method but nnPU: there aaPU's 0.2 advantage
+    holds over every other method (the epoch-1 rows of :func:`known_history`), nnPU keeps
+    its epoch 2; the table names each criterion."""
+    history = known_history()
+    history["val_risk"] = np.where((history.epoch == 1) != (history.method == "nnpu"), 0.1, 0.2)
+    chosen = standing.own_choice(history)
+    assert set(chosen[chosen.method == "nnpu"].epoch) == {2} and set(chosen[chosen.method == "vpu"].epoch) == {1}
+    table = standing.standings(history, META, at=standing.AT["own choice"])
+    vpu = table[(table.method == "vpu") & (table.metric == "test_error")].iloc[0]
+    assert vpu.difference == pytest.approx(-0.2, abs=0.01) and vpu.outcome == standing.LOSE
+    ranked = standing.ranking(history, table, at=standing.AT["own choice"])
+    assert "s / run" not in ranked and ranked.method.iloc[0] == "aaPU, oracle S †"
+    epochs = standing.chosen_epochs(history)
+    assert epochs.loc[("synthetic", "VPU"), "criterion"] == "its authors': the variational loss"
+    assert epochs.loc[("synthetic", "nnPU"), "median"] == 2
+    assert standing.standings(known_history(), META, at=standing.AT["own choice"]).empty
+
+
+def test_no_split_is_held_out_where_vpu_cannot_run():
+    """At `smoke` VPU is listed on 20 News but not run there (MixUp on sparse rows): its
+    runs keep all their training data."""
+    held = {(s.dataset, s.method): s.changes.get("data") for s in page_at("smoke").plan()}
+    assert {v for (d, _), v in held.items() if d == "20news"} == {None}
+    assert held["fashion_mnist", "nnpu"] == {"validation": standing.VALIDATION}
+
+
+def test_without_a_split_no_epoch_is_chosen():
+    assert standing.chosen_epochs(known_history()).empty

@@ -35,7 +35,8 @@ from .store import RunStore
 NOT_RESULTS = {f"train.{k}" for k in checkpoint.NOT_RESULTS}
 #: Settings added after results were committed, with the value every earlier result had:
 #: left out of a fingerprint while at it, so that adding one leaves those results current.
-ADDED_LATER = {"page.compared": None, "train.correction": "kiryo", "train.method_settings": {}}
+ADDED_LATER = {"page.compared": None, "train.correction": "kiryo", "train.method_settings": {},
+               "data.validation": None}
 
 
 @dataclass

@@ -14,13 +14,18 @@ def data_for(dataset: str, data: DataConfig, data_dir: Path | None = None, **cha
     disk nor downloadable."""
     from ..data.synthetic import synthetic
     from ..data.datasets import DATASETS, make_pu
+    from ..core.problem import hold_out
     data = merge(data, changes, "data")
     if dataset == "synthetic":
         opts = data.kwargs("n_labeled", "n_unlabeled", "n_test")
-        return lambda seed: synthetic(seed, **opts)
-    labeled, positive = _labeled(dataset, data, data_dir), DATASETS[dataset][1]
-    opts = data.kwargs("n_labeled", "n_unlabeled")
-    return lambda seed: make_pu(dataset, labeled, positive, seed=seed, **opts)
+        make = lambda seed: synthetic(seed, **opts)           # noqa: E731
+    else:
+        labeled, positive = _labeled(dataset, data, data_dir), DATASETS[dataset][1]
+        opts = data.kwargs("n_labeled", "n_unlabeled")
+        make = lambda seed: make_pu(dataset, labeled, positive, seed=seed, **opts)  # noqa: E731
+    if data.validation is None:
+        return make
+    return lambda seed: hold_out(make(seed), data.validation, seed)
 
 
 def with_prior(make, prior: float | None):

@@ -62,10 +62,12 @@ def checksum(*tensors) -> str:
 
 
 def data_identity(data) -> dict:
-    """What identifies one seed's PU data: its name, π and a checksum of every tensor."""
+    """What identifies one seed's PU data: its name, π and a checksum of every tensor (the
+    validation split's where one is held out)."""
+    held = [] if data.x_val_p is None else [data.x_val_p, data.x_val_u]
     return {"name": data.name, "prior": float(data.prior),
             "tensors": checksum(data.x_p, data.x_u, data.u_truth, data.u_in_p, data.x_test,
-                                 data.y_test)}
+                                 data.y_test, *held)}
 
 
 def fingerprint(cfgs, datas, seeds, stop: int | None = None) -> dict:

@@ -222,10 +222,16 @@ class DataConfig:
     max_features: int | None = None   # 20News: keep the most frequent words only
     n_train: int | None = None        # PN pages: training images
     n_val: int | None = None          # PN pages: clean validation images
+    validation: float | None = None   # a fraction of P and U held out as a PU validation split
 
     def __post_init__(self):
+        _need(self.validation is None or (isinstance(self.validation, float) and 0 < self.validation < 0.5),
+              f"validation must be a fraction of P and U between 0 and 0.5 (VPU's protocol: 1/12) "
+              f"or None, got {self.validation!r}")
         for f in fields(self):
             value = getattr(self, f.name)
+            if f.name == "validation":
+                continue
             _need(value is None or _is_int(value, 1), f"{f.name} must be an int >= 1 or None, "
                                                       f"got {value!r}")
 

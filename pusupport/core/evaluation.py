@@ -8,6 +8,7 @@ import math
 import torch
 
 from .methods import view_column, views_of
+from .risks import nnpu_risk
 from .metrics import average_precision, pack_rows, roc_auc, wrong_rows, zero_one_error
 from .selection import negative_losses
 
@@ -58,6 +59,34 @@ def view_errors(groups: list, scored, g_test: torch.Tensor, y_test: torch.Tensor
                 out[k][view_column(view.name, "test_wrong")] = pack_rows(w)
     return out
 
+
+
+def validation_risks(groups: list, scored) -> list[float]:
+    """Each member's label-free model selection criterion on the held-out PU split (lower is
+    better): its method's own (:attr:`~pusupport.core.methods.Method.validation`), else the
+    non-negative PU estimate of the sigmoid risk (Eq. 9 with ℓ_sig, bounded like the
+    zero-one loss) at its π; NaN for a method that has neither (no π, no criterion)."""
+    g_p, g_u = scored("x_val_p"), scored("x_val_u")
+    out = []
+    for g in groups:
+        if g.method.validation:
+            value = g.method.validation(g_p[g.rows], g_u[g.rows])
+        elif g.method.needs_prior:
+            value = nnpu_risk(g_p[g.rows], g_u[g.rows], g.prior, "sigmoid").value
+        else:
+            value = g_p.new_full((g.stop - g.start,), math.nan)
+        out.extend(value.double().tolist())
+    return out
+
+
+def at_own_choice(history, by=("method", "seed")):
+    """Each run's row at its own label-free choice of epoch: the evaluated epoch with the
+    lowest ``val_risk`` (the first of equals; :func:`validation_risks`), read from the
+    validation split alone — no test label enters the choice. Runs without one are left out."""
+    if "val_risk" not in history:
+        return history.iloc[:0]
+    rows = history.dropna(subset=["val_risk"])
+    return rows.loc[rows.groupby(list(by), sort=False).val_risk.idxmin()]
 
 
 class Scored:

@@ -59,7 +59,8 @@ class SingleModel:
         return self.train_scores(x[0])
 
     def scores(self, part: str, batch_size: int, amp: bool, rows: int | None = None) -> torch.Tensor:
-        """Eval-mode scores (1, N) of ``part`` ("x_p", "x_u" or "x_test"), or of its first ``rows``."""
+        """Eval-mode scores (1, N) of ``part`` ("x_p", "x_u", "x_test", "x_val_p" or
+        "x_val_u"), or of its first ``rows``."""
         x = getattr(self.data, part)
         x = x if rows is None else x[:rows]
         if len(x) == 0:
@@ -158,8 +159,9 @@ class StackedModels:
         self.net = StackedNet(self.templates, device, self.dropout_gens,
                               channels_last=runtime.channels_last)
         self.forward = torch.compile(self.net.__call__, dynamic=True) if cfg.compile else self.net
+        held = ("x_val_p", "x_val_u") if datas[0].x_val_p is not None else ()
         self.data = {name: _Rows([getattr(d, name) for d in datas], device)
-                     for name in ("x_p", "x_u", "x_test")}
+                     for name in ("x_p", "x_u", "x_test", *held)}
 
     def parameters(self) -> list[torch.Tensor]:
         return self.net.parameters()

@@ -95,7 +95,10 @@ class Method:
     epoch) → (lr, weight_decay, fresh)`` (optional): its own rates for an epoch, and whether
     Adam starts afresh at it (default: the config's rate and weight decay, one Adam a run);
     ``second_stage(config)``: the first epoch of its second stage, where it has one (a dry
-    run steps there too).
+    run steps there too). ``validation(g_p, g_u) → (K,)``: its authors' label-free model
+    selection criterion on a held-out PU split (lower is better; VPU's variational loss);
+    without one, a method is offered :func:`~pusupport.core.evaluation.validation_risks`'
+    default.
     """
 
     name: str
@@ -123,6 +126,7 @@ class Method:
     departures: tuple = ()
     optimiser: Callable | None = None
     second_stage: Callable | None = None
+    validation: Callable | None = None
 
 
 def optimiser_at(method: Method, config, epoch: int) -> tuple[float, float, bool]:

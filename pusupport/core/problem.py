@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import warnings
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 
 import torch
 
@@ -18,7 +18,9 @@ class PUData:
     x_p: labelled positives. x_u: unlabelled points. u_truth: hidden ±1 labels of
     U (diagnostics only, never used for training). u_in_p: True where a U point
     is also a labelled positive (selection skips those). x_test / y_test: the
-    fully labelled (±1) test set. prior: π, the positive fraction of U.
+    fully labelled (±1) test set. prior: π, the positive fraction of U. x_val_p /
+    x_val_u: a PU validation split held out of the training data (:func:`hold_out`), or
+    None; its labels are never kept.
     """
 
     name: str
@@ -29,6 +31,8 @@ class PUData:
     x_test: torch.Tensor
     y_test: torch.Tensor
     prior: float
+    x_val_p: object = None
+    x_val_u: object = None
 
     def __post_init__(self):
         if len(self.x_p) == 0:
@@ -136,6 +140,26 @@ def make_pu(name: str, data: LabeledData, positive, n_labeled: int = 1000, seed:
     x_u = as_features(data.x_train if n_unlabeled is None else data.x_train[u_index])
     return PUData(name, as_features(data.x_train[p_index]), x_u, u_truth,
                   torch.isin(u_index, p_index), as_features(data.x_test), y_test, prior)
+
+
+def hold_out(data: PUData, fraction: float, seed: int = 0) -> PUData:
+    """``data`` with ``fraction`` of its P rows and of its U rows moved out of training into
+    a PU validation split (``x_val_p``, ``x_val_u``), drawn on ``seed``: P : U keeps its
+    proportion, as in VPU's protocol (Chen et al., 2020: 500 of each class's 6,000
+    Fashion-MNIST rows). No label of the split is kept; where U is every training row a
+    held-out U row may also be a labelled positive left in training."""
+    if not 0 < fraction < 0.5:
+        raise ValueError(f"validation={fraction!r}: hold out a fraction of P and U between 0 and "
+                         "0.5 (VPU's protocol: 1/12)")
+    gen = torch.Generator().manual_seed(seed)
+    cut = [torch.randperm(n, generator=gen) for n in (len(data.x_p), len(data.x_u))]
+    val_p, val_u = (c[:max(1, round(len(c) * fraction))].sort().values for c in cut)
+    keep_p, keep_u = (c[max(1, round(len(c) * fraction)):].sort().values for c in cut)
+    if len(keep_p) == 0:
+        raise ValueError(f"{data.name}: {len(data.x_p)} labelled positive(s) leave none to train "
+                         "on once a validation split is held out: label more, or hold out none")
+    return replace(data, x_p=data.x_p[keep_p], x_u=data.x_u[keep_u], u_truth=data.u_truth[keep_u],
+                   u_in_p=data.u_in_p[keep_u], x_val_p=data.x_p[val_p], x_val_u=data.x_u[val_u])
 
 
 def as_features(x):

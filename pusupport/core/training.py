@@ -23,7 +23,8 @@ from .problem import PUData
 from .members import SingleModel, StackedModels
 from .forks import data_keys, fork_epoch, pick, trunks
 from .groups import stack_groups
-from .evaluation import Scored, ULosses, final_wrong, test_metrics, thresholds, view_errors
+from .evaluation import (Scored, ULosses, final_wrong, test_metrics, thresholds, validation_risks,
+                         view_errors)
 from .methods import Batch, EpochEnd, optimiser_at
 from .models import full_precision
 from .progress import progress
@@ -260,10 +261,13 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
         if cfg.evaluates_at(epoch) and n_test > 0:
             threshold = thresholds(groups, scored), epoch
             metrics = test_metrics(scored("x_test"), y_test, threshold[0])
+        if datas[0].x_val_p is not None:     # the held-out PU split's criterion (no labels)
+            held = validation_risks(groups, scored) if cfg.evaluates_at(epoch) else [math.nan] * K
+            viewed = [{"val_risk": v} for v in held]
         if epoch == last and n_test > 0:     # a view's final error: U scored once a run
-            viewed = view_errors(groups, scored, scored("x_test"), y_test)
-            viewed = [{**v, "test_wrong": w} for v, w in
-                      zip(viewed, final_wrong(scored("x_test"), y_test, threshold[0]))]
+            viewed = [{**h, **v, "test_wrong": w} for h, v, w in
+                      zip(viewed, view_errors(groups, scored, scored("x_test"), y_test),
+                          final_wrong(scored("x_test"), y_test, threshold[0]))]
         if supervised:
             train_errors = [math.nan] * K
             if cfg.evaluates_at(epoch):

@@ -4,11 +4,11 @@ on test error, ROC AUC and average precision."""
 from __future__ import annotations
 
 import json
-from dataclasses import fields
 from pathlib import Path
 
 import pandas as pd
 
+from ...core.evaluation import at_own_choice
 from ...core.methods import get_method, view_column
 from ...data.datasets import SIZES
 from ..claims import floor_for, per_point
@@ -52,6 +52,18 @@ MARGIN = Margin()
 WIN, LOSE, TIE, OPEN = "aaPU better", "aaPU worse", "tie (within ±Δ)", "undecided"
 
 
+#: The PU validation split held out of the training P and U where a compared method's recipe
+#: chooses its epoch on one (VPU): its authors' share, 5,000 of Fashion-MNIST's 60,000 rows.
+#: Every method of that data set then trains without it and is reported both at its last
+#: epoch and at its own label-free choice.
+VALIDATION = 1 / 12
+
+
+def held_out(methods) -> dict:
+    """The data changes of a data set whose ``methods`` choose an epoch on a PU split."""
+    return {"data": {"validation": VALIDATION}} if any(get_method(m).validation for m in methods) else {}
+
+
 def mixes_on_sparse(method: str, dataset: str) -> bool:
     """Whether ``method`` mixes input rows (MixUp) and ``dataset``'s rows are sparse."""
     return get_method(method).mixes_inputs and SIZES[dataset].words is not None
@@ -60,9 +72,10 @@ def mixes_on_sparse(method: str, dataset: str) -> bool:
 def plan(s) -> list[RunSpec]:
     """aaPU and the methods compared on each data set (one group each); a method that mixes
     inputs is left out where the rows are sparse (:func:`not_run` says so)."""
-    return [RunSpec(m, m, group=d, dataset=d, changes=_authors(m, d))
-            for d, methods in s.page.compared.items()
-            for m in ["aapu", *methods] if not mixes_on_sparse(m, d)]
+    runs = {d: [m for m in ["aapu", *methods] if not mixes_on_sparse(m, d)]
+            for d, methods in s.page.compared.items()}
+    return [RunSpec(m, m, group=d, dataset=d, changes={**_authors(m, d), **held_out(methods)})
+            for d, methods in runs.items() for m in methods]
 
 
 def _authors(method: str, dataset: str) -> dict:
@@ -116,44 +129,11 @@ def not_run(s, profile: str) -> list[str]:
     return out
 
 
-def hyperparameters() -> pd.DataFrame:
-    """Each method's own settings, where its authors' code sets them (file, line and commit of
-    the copy read), and what this book changes. Everything else (model, optimiser, epochs,
-    batch size, learning rate, U sample) is the comparison page's."""
-    rows = [
-        ("nnPU, aaPU", "β = 0, γ = 1, logistic loss; a negative R̂_n steps on −γ∇R̂_n",
-         "the paper; Kiryo et al.: kiryor/nnPUlearning train.py L43–47, pu_loss.py L48–53 "
-         "(bb49475)", "the logistic loss (Kiryo et al.'s default is the sigmoid: next row)"),
-        ("nnPU (sigmoid)", "sigmoid loss, β = 0, γ = 1",
-         "kiryor/nnPUlearning train.py L43–47 (bb49475)", "—"),
-        ("nnPUSB", "threshold: the (1 − π)-quantile of the scores",
-         "Kato et al., 2019: MasaKat0/PUlearning BiasedPUlearning/nnPUSB/train_nnPU.py "
-         "L112–117, on the test inputs (L79) (a0d034d)",
-         "the verdicts use the training U's (1 − π)-quantile (no test input enters a decision "
-         "here); the test inputs' quantile, the authors', is shown beside it; both read from "
-         "nnPU's run (it trains exactly as nnPU)"),
-        ("Negative selection", "aaPU's n_select and select_from; N weighted as U's points",
-         "this book (the paper's counterfactual)", "—"),
-        ("aaPU, oracle S", "aaPU's settings; S from U's true positives", "this book", "—")]
-    rows[3:3] = [own_row(m) for m in ("vpu", "distpu", "robustpu")]
-    return pd.DataFrame(rows, columns=["method", "settings", "source", "changed here"])
-
-
-def own_row(name: str) -> tuple:
-    """A method's row of :func:`hyperparameters` from what it declares: its own settings
-    and its authors' values per data set, their source, this book's departures and why."""
-    m = get_method(name)
-    values = ", ".join(f"{f.name} = {getattr(m.settings(), f.name)}" for f in fields(m.settings))
-    per = "; ".join(f"{d}: " + ", ".join(f"{k} = {v}" for k, v in given.items())
-                    for d, given in m.by_dataset.items())
-    return (m.label, values + (f" ({per})" if per else ""), m.source,
-            "; ".join(f"{what} — {why}" for what, why in m.departures) or "—")
-
-
 def run_standing(page: Page, pages: dict) -> tuple[pd.DataFrame, dict]:
     """Train the plan on each data set at its comparison page's settings (``pages``: data
     set → that page, resolved at this page's profile): aaPU and nnPU are read from the run
-    store when that page has run. Returns the history (a ``dataset`` column) and, per data
+    store when that page has run, unless a validation split is held out there
+    (:func:`held_out`). Returns the history (a ``dataset`` column) and, per data
     set, what the verdicts need or why it did not run."""
     from dataclasses import replace
     from ...data.files import DatasetNotFoundError
@@ -170,6 +150,7 @@ def run_standing(page: Page, pages: dict) -> tuple[pd.DataFrame, dict]:
         histories.append(here.run(specs, make).assign(dataset=dataset))
         y_test = make(here.seeds[0]).y_test
         meta[dataset] = {"status": "run", "seeds": here.seeds, "n_test": there.n_test,
+                         "validation": any(s.changes.get("data") for s in specs),
                          "fingerprint": there.fingerprint(), "profile": page.profile,
                          "test_positive_rate": float((y_test > 0).double().mean()) if len(y_test) else None}
     history = pd.concat(histories, ignore_index=True) if histories else pd.DataFrame()
@@ -181,16 +162,39 @@ def _final(history: pd.DataFrame) -> pd.DataFrame:
     return history[history.epoch == last]
 
 
-def standings(history: pd.DataFrame, meta: dict, spread: dict | None = None) -> pd.DataFrame:
+def own_choice(history: pd.DataFrame) -> pd.DataFrame:
+    """Each run at its own label-free choice (:func:`~pusupport.core.evaluation.at_own_choice`)."""
+    return at_own_choice(history, by=("dataset", "method", "seed"))
+
+
+#: Where each run is read: its last epoch, or its own label-free choice.
+AT = {"last epoch": _final, "own choice": own_choice}
+
+
+def chosen_epochs(history: pd.DataFrame) -> pd.DataFrame:
+    """Per data set and method, the epochs chosen on the validation split (median, range over
+    seeds) and by which criterion: its authors' (VPU's variational loss) or the book's."""
+    chosen = own_choice(history)
+    table = chosen.groupby(["dataset", chosen.method.map(lambda m: get_method(m).label)],
+                           sort=False).epoch.agg(["median", "min", "max"])
+    own = {get_method(m).label for m in chosen.method if get_method(m).validation}
+    table["criterion"] = ["its authors': the variational loss" if m in own else
+                          "the book's: the non-negative PU sigmoid risk" for _, m in table.index]
+    return table.rename_axis(["data set", "method"])
+
+
+def standings(history: pd.DataFrame, meta: dict, spread: dict | None = None,
+              at=_final) -> pd.DataFrame:
     """Every method against aaPU on each data set and metric: the paired difference method −
     aaPU over shared seeds, judged under the verdict rule with aaPU's side as the claim,
     jointly over a data set's methods and metrics (they share its seeds: a max-|t|
     sign-flip test), Bonferroni over the data sets (the page's sentence states them
     together), Δ a tenth of the method's shortfall. ``difference``, ``low`` and ``high`` are
-    method − aaPU."""
-    if history.empty:
+    method − aaPU. ``at``: where each run is read (:data:`AT`; default its last epoch)."""
+    final = at(history) if not history.empty else history
+    if final.empty:
         return pd.DataFrame()
-    final, rows = _final(history), []
+    rows = []
     families = final.dataset.nunique()           # the sentence states them together
     for dataset, here in final.groupby("dataset", sort=False):
         info = meta[dataset]
@@ -232,10 +236,11 @@ def outcome(j) -> str:
     return OPEN
 
 
-def ranking(history: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
-    """Per data set, the methods ranked by mean final test error (aaPU included): error, AUC
-    and AP as mean ± sd over seeds, seconds a run, and the error verdict against aaPU."""
-    final = _final(history)
+def ranking(history: pd.DataFrame, table: pd.DataFrame, at=_final) -> pd.DataFrame:
+    """Per data set, the methods ranked by mean test error (aaPU included) where each run is
+    read (``at``, :data:`AT`): error, AUC and AP as mean ± sd over seeds, seconds a run, and
+    the error verdict against aaPU."""
+    final = at(history)
     out = []
     for (dataset, method), rows in final.groupby(["dataset", "method"], sort=False):
         verdict = table[(table.dataset == dataset) & (table.method == method) &
@@ -246,7 +251,8 @@ def ranking(history: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
         for metric, name in METRICS.items():
             if metric in rows:
                 row[name] = f"{rows[metric].mean():.4f} ± {rows[metric].std(ddof=1):.4f}"
-        row["s / run"] = f"{rows.wall_time.median():.0f}"
+        if at is _final:
+            row["s / run"] = f"{rows.wall_time.median():.0f}"
         row["vs aaPU (error)"] = verdict.iloc[0] if len(verdict) else "—"
         out.append(row)
     ranked = pd.DataFrame(out).sort_values(["data set", "_error"], key=lambda c: c.map(
