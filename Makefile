@@ -65,7 +65,7 @@ book: setup data
 
 # The run-to-run spread of each data set's aaPU-vs-nnPU comparison at PROFILE: its page run
 # again with 2 threads against `make book`'s results (one thread per Ray task); written to
-# results/reference/$(PROFILE)/spread.json (committed), read by the verdicts.
+# results/reference/$(PROFILE)/spread.json (committed), shown on the summary page.
 spread: setup data
 	PUSUPPORT_DATA=$(DATA_DIR) TQDM_DISABLE=1 $(PY) book/spread.py --reference results \
 	  --profile $(PROFILE) --data-dir $(DATA_DIR) --threads 2 --reference-threads 1

@@ -6,8 +6,8 @@ again, in this process with ``--threads`` threads, and compares its paired aaPU 
 difference of final test error with the book's own results (``--reference``, written by
 `make book`, whose Ray tasks use one thread each). The spread of a data set is the larger
 shift of the two ends of its 95 % interval. Written, with provenance, to
-``results/reference/<profile>/spread.json``; the book withholds a verdict whose deciding
-end lies closer to its boundary than this spread.
+``results/reference/<profile>/spread.json``; the summary shows it beside the seeds' own
+spread (it is not a floor of the verdicts: the interval covers noise of this size).
 
     python book/spread.py --reference results --threads 2
 """

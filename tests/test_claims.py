@@ -156,12 +156,12 @@ def steady(gain, seeds=6, noise=(0.001, -0.002, 0.0005, 0.002, -0.001, -0.0005))
     return history(rows)
 
 
-def _judge(check, hist, summary, spread=None, **kw):
+def _judge(check, hist, summary, **kw):
     import tempfile
     from pathlib import Path
     with tempfile.TemporaryDirectory() as root:
         write_page(Path(root), "here", hist, **summary)
-        return claims.judge_claims(root, [(Claim("c", check, **kw), "here")], spread)[0][1]
+        return claims.judge_claims(root, [(Claim("c", check, **kw), "here")])[0][1]
 
 
 def test_lower_error_measures_the_paired_difference_and_leaves_the_verdict_to_the_rule():
@@ -196,19 +196,17 @@ def test_comparisons_are_judged_under_the_rule():
     assert _judge(check, null, {"status": "run"}, margin=Margin(0.5, 0)).verdict == RULED_OUT
 
 
-def test_the_floor_is_the_spread_of_the_page_s_data_set_at_its_profile_or_two_test_points():
-    summary = {"dataset": "synthetic", "profile": "cpu", "n_test": 1000}
-    assert claims.floor_for(summary, {}) == pytest.approx(0.002)
-    assert claims.floor_for(summary, {("synthetic", "cpu"): 0.005}) == pytest.approx(0.005)
-    assert claims.floor_for(summary, {("synthetic", "cpu"): 0.001}) == pytest.approx(0.002)
-    assert claims.floor_for(summary, {("synthetic", "paper"): 0.005}) == pytest.approx(0.002)
-    assert claims.floor_for({"dataset": "synthetic", "profile": "cpu"}, {}) == 0.0
+def test_the_floor_is_two_test_points_at_every_profile():
+    """The test set's resolution, whatever the measured run-to-run spread (shown, not a floor)."""
+    assert claims.floor_for({"dataset": "synthetic", "profile": "cpu", "n_test": 1000}) == pytest.approx(0.002)
+    assert claims.floor_for({"dataset": "20news", "profile": "paper", "n_test": 7532}) == pytest.approx(2 / 7532)
+    assert claims.floor_for({"dataset": "synthetic", "profile": "cpu"}) == 0.0
     check = lower_error("aapu", "nnpu")
     wide = {"status": "run", "dataset": "synthetic", "profile": "cpu"}
-    assert _judge(check, steady(-0.05), wide, spread={("synthetic", "cpu"): 0.06}).verdict == UNSTABLE
-    assert _judge(check, steady(-0.05), wide, spread={("synthetic", "cpu"): 0.01}).verdict == REPRODUCED
-    # a gain smaller than Δ decides at both ends: 0.0275 − 0.0215 = 0.006 from −Δ
-    assert _judge(check, steady(-0.02), wide, spread={("synthetic", "cpu"): 0.01}).verdict == UNSTABLE
+    assert _judge(check, steady(-0.05), wide).verdict == REPRODUCED
+    # a gain smaller than Δ decides at both ends: 0.0275 − 0.0215 = 0.006 from −Δ, 0.0004 within 2 of 10 points
+    assert _judge(check, steady(-0.02), {**wide, "n_test": 10_000}).verdict == SMALLER_GAIN
+    assert _judge(check, steady(-0.02), {**wide, "n_test": 300}).verdict == UNSTABLE
 
 
 def test_a_family_is_adjusted_by_its_size():
@@ -223,7 +221,7 @@ def test_a_family_is_adjusted_by_its_size():
     with tempfile.TemporaryDirectory() as root:
         write_page(Path(root), "here", gain, status="run")
         claim = Claim("c", check, margin=Margin(0.01, 0), family="f")
-        out = claims.judge_claims(root, [(claim, "here")], None, {"f": 5})
+        out = claims.judge_claims(root, [(claim, "here")], {"f": 5})
         assert out[0][1].judged.adjustment == "Bonferroni over 5"
         assert out[0][1].judged.p_exact == pytest.approx(5 * 2 / 64) and out[0][1].verdict == DESCRIPTIVE
         assert "a family of 5 needs 8" in out[0][1].judged.text()
@@ -429,7 +427,7 @@ def test_verdict_for_a_page(tmp_path):
 
     def verdict_for(root, folder):       # as a page does: its own claims, the book's families
         from pusupport.book.registry import family_sizes
-        return verdict_text(root, [(c, f) for c, f in book_claims() if f == folder], None, family_sizes())
+        return verdict_text(root, [(c, f) for c, f in book_claims() if f == folder], family_sizes())
     text = verdict_for(tmp_path, "synthetic")
     assert text.startswith(f"**Claim:** {SYNTHETIC_CLAIM}  \n**Measured (smoke profile, 6 seeds):** "
                            "aapu − nnpu, final test error: +0.0200 [+0.0185, +0.0215], t-test p = 0.000, "
@@ -493,7 +491,7 @@ def test_the_summary_shows_the_judged_columns_and_lists_what_was_measured(tmp_pa
     assert f"- **{CLAIMS[0].claim}** (— profile): — (page not executed)" in text
 
 
-def test_judging_reads_the_test_size_the_spread_and_the_family_from_their_sources(tmp_path):
+def test_judging_reads_the_test_size_and_the_family_from_their_sources(tmp_path):
     check = lower_error("aapu", "nnpu")
     tiny = steady(-0.00005, noise=(0, 0, 0, 0, 0, 0)).assign(   # baseline 0.0002: Δ is 3 test points
         test_error=lambda h: h.test_error * 0.001)
@@ -502,11 +500,11 @@ def test_judging_reads_the_test_size_the_spread_and_the_family_from_their_source
     alone = [(Claim("one", check), "a"), (Claim("two", check), "b")]       # no family: each alone
     judged = claims.judge_claims(tmp_path, alone)
     assert judged[0][1].judged.margin == pytest.approx(0.003) and judged[1][1].judged.adjustment == ""
-    table = claims.reproduction_table(tmp_path, alone, {("x", "cpu"): 0.0123})
-    assert list(table.floor) == ["0.0123", "0.0123"]
+    table = claims.reproduction_table(tmp_path, alone)
+    assert list(table.floor) == ["0.0020", "0.0020"]
     assert list(table["p (adjusted)"]) == ["t 0.000, exact 0.031", "t 0.000, exact 0.031"]
-    text = verdict_text(tmp_path, alone[1:], {("x", "cpu"): 0.0123})
-    assert "floor 0.0123 (the run-to-run spread, at least 2 test points)" in text
+    text = verdict_text(tmp_path, alone[1:])
+    assert "floor 0.0020 (2 test points)" in text
     assert "**Measured (cpu profile, 6 seeds):**" in text
 
 

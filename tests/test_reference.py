@@ -45,25 +45,25 @@ def test_provenance_names_the_commit_a_run_started_from_and_the_one_at_its_end(m
     assert moved["commit"] == "a" * 40 and moved["commit_at_end"] == "b" * 40
 
 
-def test_a_record_is_used_while_its_page_s_settings_match(tmp_path):
+def test_a_record_is_current_while_its_page_s_settings_match(tmp_path):
     root, results = tmp_path / "reference", tmp_path / "results"
     path = reference.spread_path("cpu", root)
     path.parent.mkdir(parents=True)
     path.write_text(json.dumps(record()))
-    assert reference.read_spread(results, "cpu", root)[0] == {("synthetic", "cpu"): 0.002}  # page not run: kept
+    assert reference.read_spread(results, "cpu", root)[0]["status"] == "current"      # page not run: kept
     (results / "synthetic").mkdir(parents=True)
     (results / "synthetic" / "summary.json").write_text(json.dumps({"fingerprint": "abc"}))
-    spread, rows = reference.read_spread(results, "cpu", root)
-    assert spread == {("synthetic", "cpu"): 0.002} and rows[0]["status"] == "current"
+    rows = reference.read_spread(results, "cpu", root)
+    assert rows[0]["spread"] == 0.002 and rows[0]["status"] == "current"
     (results / "synthetic" / "summary.json").write_text(json.dumps({"fingerprint": "other"}))
-    spread, rows = reference.read_spread(results, "cpu", root)
-    assert spread == {} and rows[0]["status"].startswith("stale (settings changed): recompute with `make spread`")
+    rows = reference.read_spread(results, "cpu", root)
+    assert rows[0]["status"].startswith("stale (settings changed): recompute with `make spread`")
     table = reference.spread_table(results, "cpu", root)
     assert table.iloc[0].tolist()[:6] == ["synthetic", "synthetic", 10, 0.002, 0.003, "1 vs 2"]
     assert table.iloc[0, -1].startswith("stale")
     assert "`python book/spread.py`" in reference.spread_text(results, "cpu", root)
     assert reference.spread_table(results, "paper", root).empty
-    assert reference.read_spread(results, "paper", root) == ({}, [])
+    assert reference.read_spread(results, "paper", root) == []
     assert "No run-to-run spread has been measured at the `paper` profile" in reference.spread_text(results, "paper", root)
 
 

@@ -124,7 +124,7 @@ def test_a_verdict_within_the_floor_of_its_boundary_is_unstable():
     p = Paired(10, -0.004, -0.0075, -0.0005, 0.002, 0.002, 0.003, 0.004, ())
     assert judge(p, 0.002, floor=0.0004).verdict == REPRODUCED
     j = judge(p, 0.002, floor=0.0006)
-    assert j.verdict == UNSTABLE and "(0.0006) of its boundary" in j.text()
+    assert j.verdict == UNSTABLE and "within 0.0006 of its boundary, the test set's resolution" in j.text()
     ruled = Paired(10, 0.001, -0.0095, 0.011, 0.6, 0.6, 0.01, 0.01, ())   # L within 0.0005 of −Δ
     assert judge(ruled, 0.01, floor=0.0004).verdict == RULED_OUT
     assert judge(ruled, 0.01, floor=0.0006).verdict == UNSTABLE

@@ -3,9 +3,8 @@ experiment (:mod:`pusupport.book.experiments`); :mod:`pusupport.book.registry` c
 
 A claim that a method beats a baseline is judged on the per-seed paired difference under
 the verdict rule of :mod:`pusupport.book.verdicts`, with the claim's margin Δ, the
-floor below which a difference is not measured (the run-to-run spread of its data set,
-at least :data:`FLOOR_POINTS` test points) and the adjustment for the claims stated
-beside it (its ``family``). Other claims keep their own checks, each able to fail.
+floor below which a difference is not measured (:data:`FLOOR_POINTS` test points, the test
+set's resolution) and the adjustment for the claims stated beside it (its ``family``). Other claims keep their own checks, each able to fail.
 The intervals cover training randomness on each page's fixed test split (the synthetic
 page draws a new test set per seed).
 """
@@ -34,7 +33,7 @@ COMPARISONS = (AAPU_VS_NNPU, BESIDE_THE_PAPER)
 #: Epochs averaged for the damped comparison (the mean test error of the last k epochs).
 LAST_K = 3
 #: The smallest difference a page measures, in test points: a verdict's deciding end of
-#: its interval must lie farther than this (or the run-to-run spread) from its boundary.
+#: its interval must lie farther than this from its boundary.
 FLOOR_POINTS = 2
 
 
@@ -119,12 +118,12 @@ def lower_error(method: str, baseline: str) -> Callable:
     return check
 
 
-def floor_for(summary: dict, spread: dict) -> float:
-    """The floor of a page's comparisons: its data set's measured run-to-run spread at its
-    profile (``spread``: {(data set, profile): value}), at least FLOOR_POINTS test points."""
+def floor_for(summary: dict) -> float:
+    """The floor of a page's comparisons: :data:`FLOOR_POINTS` of its test points (its test
+    set's resolution). The run-to-run spread of another thread count is not a floor: it is
+    of the size of seed noise, which the interval covers (``tests/test_verdict_simulation.py``)."""
     n_test = summary.get("n_test")
-    points = FLOOR_POINTS / n_test if n_test else 0.0
-    return max(points, spread.get((summary.get("dataset"), summary.get("profile")), 0.0))
+    return FLOOR_POINTS / n_test if n_test else 0.0
 
 
 def _load(folder: Path):
@@ -136,12 +135,10 @@ def _load(folder: Path):
     return summary, read_history(folder / "history.csv"), None
 
 
-def judge_claims(output_dir, claims, spread: dict | None = None,
-                 family_sizes: dict | None = None) -> list[tuple[dict, Outcome]]:
+def judge_claims(output_dir, claims, family_sizes: dict | None = None) -> list[tuple[dict, Outcome]]:
     """(summary, outcome) for each of ``claims`` ((claim, results folder) pairs): checks run
     on the results files, comparisons judged within their family (``family_sizes``: the
     number of claims in each family, default: counted in ``claims``)."""
-    spread = spread or {}
     results = []
     for c, name in claims:
         summary, history, reason = _load(Path(output_dir) / name)
@@ -158,7 +155,7 @@ def judge_claims(output_dir, claims, spread: dict | None = None,
             continue
         margin = c.margin.value(outcome.baseline, summary.get("n_test"))
         family = sizes.get(c.family, sum(d.family == c.family for d, _ in claims)) if c.family else 1
-        j = judge_within(outcome.paired, margin, floor_for(summary, spread), family)
+        j = judge_within(outcome.paired, margin, floor_for(summary), family)
         results[i] = (summary, replace(outcome, verdict=j.verdict, judged=j))
     return results
 
@@ -179,13 +176,12 @@ def _covers(summary: dict, judged: Judged | None = None) -> str:
     return "training randomness, on this test split held fixed"
 
 
-def reproduction_table(output_dir, claims, spread: dict | None = None,
-                       family_sizes: dict | None = None) -> pd.DataFrame:
+def reproduction_table(output_dir, claims, family_sizes: dict | None = None) -> pd.DataFrame:
     """One row per claim of ``claims`` ((claim, results folder) pairs): profile, seeds, and
     for a comparison its paired mean, the interval it was judged on, the (adjusted)
     p-values, what it rules out, Δ; the verdict and what was measured."""
     rows = []
-    for (c, _), (summary, o) in zip(claims, judge_claims(output_dir, claims, spread, family_sizes)):
+    for (c, _), (summary, o) in zip(claims, judge_claims(output_dir, claims, family_sizes)):
         j = o.judged
         compared = j is not None and j.paired.n >= 2 and j.high > j.low
         rows.append({"claim": c.claim, "profile": summary.get("profile", "—"),
@@ -238,18 +234,17 @@ def measured_text(table: pd.DataFrame) -> str:
                      + f"): {r['measured']}" for r in table.to_dict("records"))
 
 
-def verdict_text(output_dir, claims, spread: dict | None = None,
-                 family_sizes: dict | None = None) -> str:
+def verdict_text(output_dir, claims, family_sizes: dict | None = None) -> str:
     """Markdown: each of ``claims`` ((claim, results folder) pairs), what was measured and
     the verdict — a page's row(s) of the reproduction summary."""
     if not claims:
         return ""
-    table = reproduction_table(output_dir, claims, spread, family_sizes)
+    table = reproduction_table(output_dir, claims, family_sizes)
     return "\n\n".join(f"**Claim:** {r['claim']}  \n**Measured ({r['profile']} profile, "
                         f"{r['seeds']} seed{'' if r['seeds'] == 1 else 's'}):** {r['measured']}  \n"
                         + (f"**Judged:** {r['paired difference']} {r['95 % interval']} "
                            f"({r['interval covers']}), p {r['p (adjusted)']}, Δ = {r['Δ']}, "
-                           f"floor {r['floor']} (the run-to-run spread, at least 2 test points); "
+                           f"floor {r['floor']} ({FLOOR_POINTS} test points); "
                            f"{r['ruled out']}  \n"
                            if r["ruled out"] != "—" else "")
                         + f"**Verdict:** {r['verdict']}"

@@ -121,10 +121,9 @@ class Committed:
         return fig
 
     def verdict(self) -> str:
-        """Markdown: this page's claims judged on the committed results (no run-to-run
-        spread is measured at this profile: the floor is 2 test points)."""
+        """Markdown: this page's claims judged on the committed results."""
         claims = [(c, self.page) for c, folder in registry.book_claims() if folder == self.page]
-        return verdict_text(self.root / self.profile, claims, {}, registry.family_sizes())
+        return verdict_text(self.root / self.profile, claims, registry.family_sizes())
 
 
 def _made(p: dict) -> str:
@@ -175,7 +174,7 @@ def verdict_column(profile: str = "paper", root: Path = REFERENCE) -> list[str]:
             out.append(NOT_RUN if found.status == "missing" else f"stale: recompute with "
                        f"`{command(page, profile)}`")
             continue
-        row = reproduction_table(found.root / profile, [(claim, page)], {}, registry.family_sizes())
+        row = reproduction_table(found.root / profile, [(claim, page)], registry.family_sizes())
         n = len(found.summary["seeds"])
         out.append(row.verdict.iloc[0] + (f" ({n} of {found.planned} seeds)" if n < found.planned else ""))
     return out

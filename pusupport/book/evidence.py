@@ -113,11 +113,11 @@ def paired_differences(judged: list, columns: int = 2, axes=None):
     return axes[0].figure
 
 
-def book_evidence(output_dir, profile: str = "cpu"):
+def book_evidence(output_dir):
     """:func:`paired_differences` of every comparative claim of the book judged on the
     results under ``output_dir`` (the summary page's small multiples)."""
     from .registry import book_claims, judged
-    return paired_differences(judged(output_dir, book_claims(), profile), columns=2)
+    return paired_differences(judged(output_dir, book_claims()), columns=2)
 
 
 def forest(table: pd.DataFrame, metrics: dict, outcomes: dict):

@@ -25,7 +25,7 @@ from .experiment import Experiment
 from .paper import NOT_IN_PAPER, PAPER
 from .plan import Plan, Planned, RunSpec, as_trained
 from .records import save_results, shown_path
-from .reference import fingerprint, read_spread
+from .reference import fingerprint
 from .runs import execute
 from .sources import data_for, with_prior
 from .store import RunStore
@@ -148,17 +148,15 @@ class Page:
 
     def verdict(self) -> str:
         """Markdown: this page's claims, what was measured and the verdicts — judged as the
-        summary judges them (the same family adjustment and run-to-run spread)."""
-        spread, _ = read_spread(self.output_dir, self.profile)
-        return verdict_text(self.output_dir, self.claims(), spread, self.families)
+        summary judges them (the same family adjustment and floor)."""
+        return verdict_text(self.output_dir, self.claims(), self.families)
 
     def judged(self) -> list[tuple]:
         """(claim, Judged) of this page's comparative claims, judged as :meth:`verdict`
         judges them (the paired-differences figure's input; empty in a dry run)."""
-        spread, _ = read_spread(self.output_dir, self.profile)
         claims = self.claims()
         return [(c.claim, o.judged) for (c, _), (_, o) in
-                zip(claims, judge_claims(self.output_dir, claims, spread, self.families)) if o.judged]
+                zip(claims, judge_claims(self.output_dir, claims, self.families)) if o.judged]
 
     def identity(self, seeds: bool = True) -> dict:
         """What shapes the page's numbers: its folder, data set, every setting that shapes a

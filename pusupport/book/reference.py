@@ -2,9 +2,9 @@
 
 ``results/reference/<profile>/spread.json``: the run-to-run spread of each data set's paired
 difference when only floating-point arithmetic changes (another thread count), written
-by ``book/spread.py`` (``make spread``). A record holds the settings fingerprint of the
-page it measured; a record whose fingerprint no longer matches that page's results is
-stale and is not used.
+by ``book/spread.py`` (``make spread``) and shown on the summary page. A record holds the
+settings fingerprint of the page it measured; a record whose fingerprint no longer matches
+that page's results is stale, and says so.
 """
 from __future__ import annotations
 
@@ -88,32 +88,29 @@ def spread_path(profile: str, root: Path = REFERENCE) -> Path:
     return Path(root) / profile / "spread.json"
 
 
-def read_spread(output_dir, profile: str = "cpu", root: Path = REFERENCE) -> tuple[dict, list[dict]]:
-    """({(data set, profile): spread} of the records still current, and one row per record
-    for display: data set, page, spread, status). A record is stale when the page it
-    measured ran under ``output_dir`` with other settings."""
+def read_spread(output_dir, profile: str = "cpu", root: Path = REFERENCE) -> list[dict]:
+    """One row per measured data set, for display: data set, page, spread, status. A record
+    is stale when the page it measured ran under ``output_dir`` with other settings."""
     path = spread_path(profile, root)
     if not path.exists():
-        return {}, []
+        return []
     record = json.loads(path.read_text())
-    current, rows = {}, []
+    rows = []
     for dataset, r in record["datasets"].items():
         summary = Path(output_dir) / r["page"] / "summary.json"
         ran = json.loads(summary.read_text()).get("fingerprint") if summary.exists() else None
         status = ("current" if ran in (None, r["fingerprint"]) else
                   f"stale (settings changed): recompute with `make spread`")
-        if status == "current":
-            current[dataset, record["profile"]] = r["spread"]
         rows.append({"data set": dataset, "page": r["page"], "seeds": r["seeds"],
                      "spread": r["spread"], "largest per-seed change": r["per_seed"],
                      "threads": " vs ".join(map(str, r["threads"])), "status": status})
-    return current, rows
+    return rows
 
 
 def spread_table(output_dir, profile: str = "cpu", root: Path = REFERENCE):
     """The measured spread per data set (a table; empty where none was measured)."""
     import pandas as pd
-    _, rows = read_spread(output_dir, profile, root)
+    rows = read_spread(output_dir, profile, root)
     table = pd.DataFrame(rows, columns=["data set", "page", "seeds", "spread", "largest per-seed change",
                                         "threads", "status"])
     return table.rename(columns={"spread": "spread (largest shift of an interval end)",
@@ -122,10 +119,10 @@ def spread_table(output_dir, profile: str = "cpu", root: Path = REFERENCE):
 
 def spread_text(output_dir, profile: str = "cpu", root: Path = REFERENCE) -> str:
     """Markdown: the provenance of each data set's measured spread, or why there is none."""
-    _, rows = read_spread(output_dir, profile, root)
+    rows = read_spread(output_dir, profile, root)
     if not rows:
         return (f"No run-to-run spread has been measured at the `{profile}` profile "
-                "(`make spread` measures it); verdicts use a floor of 2 test points only.")
+                "(`make spread` measures it).")
     record = json.loads(spread_path(profile, root).read_text())
     lines = []
     for dataset, r in record["datasets"].items():

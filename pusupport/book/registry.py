@@ -22,7 +22,6 @@ from .claims import COMPARISONS, judge_claims, reproduction_table as _table
 from ..core.methods import get_method
 from .cost import _bytes, _duration, _flops, markdown, plan_runs, price, run_seconds
 from .experiment import Experiment
-from .reference import read_spread
 
 TOC = Path(__file__).resolve().parents[2] / "book" / "_toc.yml"
 
@@ -91,20 +90,17 @@ def family_sizes() -> dict:
     return dict(Counter(c.family for c, _ in book_claims() if c.family))
 
 
-def judged(output_dir, claims, profile: str = "cpu") -> list[tuple]:
+def judged(output_dir, claims) -> list[tuple]:
     """(claim text, Judged) of each comparison among ``claims`` ((claim, results folder)
-    pairs), judged on the results under ``output_dir`` with the book's families and the
-    spread measured at ``profile`` — for the paired-differences figures."""
-    spread, _ = read_spread(output_dir, profile)
+    pairs), judged on the results under ``output_dir`` with the book's families — for the
+    paired-differences figures."""
     return [(c.claim, o.judged) for (c, _), (_, o) in
-            zip(claims, judge_claims(output_dir, claims, spread, family_sizes())) if o.judged]
+            zip(claims, judge_claims(output_dir, claims, family_sizes())) if o.judged]
 
 
-def reproduction_table(output_dir, profile: str = "cpu"):
-    """The book's claims and their verdicts from the results under ``output_dir`` (the
-    run-to-run spread measured at ``profile`` applies to results of that profile)."""
-    spread, _ = read_spread(output_dir, profile)
-    return _table(output_dir, book_claims(), spread, family_sizes())
+def reproduction_table(output_dir):
+    """The book's claims and their verdicts from the results under ``output_dir``."""
+    return _table(output_dir, book_claims(), family_sizes())
 
 
 def cost_table() -> pd.DataFrame:

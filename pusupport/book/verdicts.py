@@ -17,8 +17,10 @@ the rule:
    this scale*, with the seeds that would decide with 80 % power at a true gain of Δ/2
    (:func:`~pusupport.book.seeds.seeds_needed`);
 4. a verdict whose deciding end of the interval lies within ``floor`` of its boundary
-   (0, or −Δ) — ``floor`` is the run-to-run spread from floating-point changes alone,
-   at least a few test points — is withheld as *unstable at this scale*.
+   (0, or −Δ) — a few test points, the test set's resolution — is withheld as *unstable
+   at this scale*. Rounding (another thread count, bf16) moves a run about as much as
+   another seed does; the interval covers that, and the rule's error rates hold with it
+   (``tests/test_verdict_simulation.py``).
 
 Claims stated together are a family, judged on adjusted p-values and a simultaneous
 interval: on shared seeds (:func:`judge_jointly`) by a max-|t| sign-flip test that flips
@@ -223,8 +225,8 @@ class Judged:
             if self.family > 1:
                 return f"{v}: {n} seed{'' if n == 1 else 's'}; a family of {self.family} needs {needs}"
             return f"{v}: {n} seed{'' if n == 1 else 's'}, a verdict needs {needs}"
-        return (f"{v}: the interval's end lies within the run-to-run spread "
-                f"({self.floor:.4f}) of its boundary")
+        return (f"{v}: the interval's deciding end lies within {self.floor:.4f} of its "
+                "boundary, the test set's resolution")
 
 
 def judge(paired: Paired, margin: float, floor: float = 0.0, *, p_t: float | None = None,

@@ -130,7 +130,7 @@ def sensitivity(summary, history):
     extra = {m: {f: err[m][f][seeds] - err[m][true][seeds] for f in scaled} for m in ("aapu", "nnpu")}
     paireds = [paired_difference(extra["aapu"][f], extra["nnpu"][f]) for f in scaled]
     margin = MARGIN.value(float(err["nnpu"][true][seeds].mean()), summary.get("n_test"))
-    floor = floor_for(summary, {})
+    floor = floor_for(summary)
     judged = judge_jointly(paireds, [margin] * len(paireds), [floor] * len(paireds))
     parts = [f"π {f}: {j.paired.mean:+.4f} [{j.low:+.4f}, {j.high:+.4f}]" for f, j in zip(scaled, judged)]
     mean = last.groupby(["method", "prior_label"]).test_error.mean()

@@ -13,7 +13,6 @@ import pandas as pd
 
 from ..experiment import TRAINING, Experiment, RunSpec
 from ..claims import floor_for
-from ..reference import read_spread
 from ..verdicts import (CONTRADICTED, REPRODUCED, RULED_OUT, SMALLER_GAIN, SMALLER_LOSS, Margin,
                         judge_jointly, paired_difference)
 
@@ -128,8 +127,7 @@ def run_readings(page: Page, readings=READINGS) -> tuple[pd.DataFrame, pd.DataFr
     paireds = [paired_difference(final[a][page.seeds], final[n][page.seeds]) for _, a, n, _ in pairs_]
     n_test = page.settings.data.n_test
     margins = [MARGIN.value(final[n].mean(), n_test) for _, _, n, _ in pairs_]
-    spread, _ = read_spread(page.output_dir, page.profile)
-    floor = floor_for({"dataset": page.dataset, "profile": page.profile, "n_test": n_test}, spread)
+    floor = floor_for({"n_test": n_test})
     judged = judge_jointly(paireds, margins, [floor] * len(paireds))
     rows = []
     for (reading, a, n, select_from), j in zip(pairs_, judged):

@@ -183,8 +183,7 @@ def chosen_epochs(history: pd.DataFrame) -> pd.DataFrame:
     return table.rename_axis(["data set", "method"])
 
 
-def standings(history: pd.DataFrame, meta: dict, spread: dict | None = None,
-              at=_final) -> pd.DataFrame:
+def standings(history: pd.DataFrame, meta: dict, at=_final) -> pd.DataFrame:
     """Every method against aaPU on each data set and metric: the paired difference method −
     aaPU over shared seeds, judged under the verdict rule with aaPU's side as the claim,
     jointly over a data set's methods and metrics (they share its seeds: a max-|t|
@@ -210,8 +209,7 @@ def standings(history: pd.DataFrame, meta: dict, spread: dict | None = None,
                 shortfall = float(1 - theirs.mean() if metric in HIGHER_IS_BETTER else theirs.mean())
                 members.append((method, metric, paired, MARGIN.value(shortfall, info["n_test"]),
                                 float(theirs.mean() - ours.mean())))
-        floor = floor_for({"dataset": dataset, "profile": info["profile"], "n_test": info["n_test"]},
-                          spread or {})
+        floor = floor_for({"n_test": info["n_test"]})
         paireds = [m[2] for m in members]
         judged = judge_jointly(paireds, [m[3] for m in members], [floor] * len(members), families)
         for (method, metric, paired, margin, shown), j in zip(members, judged):
