@@ -84,3 +84,22 @@ def test_the_two_clamp_readings_tell_the_rule_from_s():
     assert "gives aaPU a mean final error of 0.0524 against 0.0645 for Kiryo et al.'s nnPU (reproduced)" in text
     assert "nnPU reaches 0.0535, and aaPU − nnPU under one rule is -0.0011 [-0.0051, +0.0029]" in text
     assert the_clamp(table.iloc[:1]) == ""
+
+
+def test_the_readings_answer_is_a_claim_of_the_reproduction_table():
+    """One row of the summary, judged from the table the page judged as one family."""
+    from pusupport.book.experiments.readings import EXPERIMENT, some_reading
+    from pusupport.book.verdicts import SMALLER_GAIN, SMALLER_LOSS
+
+    def verdict(*verdicts):
+        return some_reading({"readings": _table(list(verdicts)).to_dict("records"), "seeds": [0, 1]},
+                            pd.DataFrame()).verdict
+    assert verdict(INCONCLUSIVE, SMALLER_GAIN) == SMALLER_GAIN
+    assert verdict(SMALLER_GAIN, REPRODUCED) == REPRODUCED
+    assert verdict(RULED_OUT, RULED_OUT) == RULED_OUT
+    assert verdict(CONTRADICTED, SMALLER_LOSS) == CONTRADICTED
+    assert verdict(RULED_OUT, CONTRADICTED, BORDERLINE) == INCONCLUSIVE
+    outcome = some_reading({"readings": _table([RULED_OUT]).to_dict("records"), "seeds": [0, 1, 2]}, pd.DataFrame())
+    assert outcome.seeds == 3 and outcome.measured.startswith("No: every one of the 1 readings")
+    assert some_reading({}, pd.DataFrame()).verdict == INCONCLUSIVE
+    assert [c.check for c in EXPERIMENT.claims] == [some_reading]

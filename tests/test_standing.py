@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pusupport.book.experiments import standing
+from pusupport.book.experiments import standing, standing_views
 from pusupport.book.pages import comparison_page, resolve_page
 
 
@@ -126,9 +126,9 @@ def test_nnpusbs_two_thresholds_are_read_from_nnpus_final_epoch():
     last = (history.method == "nnpu") & (history.epoch == 2)
     history.loc[last, view_column("nnpusb")] = [0.11, 0.13, 0.12]
     history.loc[last, view_column("nnpusb_test")] = [0.10, 0.10, 0.13]
-    table = standing.nnpusb_thresholds(history)
+    table = standing_views.nnpusb_thresholds(history)
     assert table.loc["synthetic"].tolist() == ["0.1200 ± 0.0100", "0.1100 ± 0.0173", 3]
-    assert standing.nnpusb_thresholds(known_history()).empty          # trained before the views
+    assert standing_views.nnpusb_thresholds(known_history()).empty          # trained before the views
 
 
 def test_the_forest_plot_has_a_panel_per_data_set_and_metric_coloured_by_outcome():
@@ -157,14 +157,14 @@ def test_a_method_close_to_one_class_despite_a_good_ranking_is_named():
             rows.append({"dataset": "synthetic", "method": method, "seed": seed, "epoch": 3,
                          "test_error": error, "test_auc": auc})
     history = pd.DataFrame(rows)
-    notes = standing.one_class_notes(history, {"synthetic": {"test_positive_rate": 0.4}})
+    notes = standing_views.one_class_notes(history, {"synthetic": {"test_positive_rate": 0.4}})
     assert notes == ["Robust-PU on synthetic: test error 0.3800, close to that of calling every "
                      "point negative (0.4000; it removes 5% of it), yet ROC AUC 0.9800: its scores "
                      "rank the points well, but its decision threshold does not separate them"]
-    flipped = standing.one_class_notes(history, {"synthetic": {"test_positive_rate": 0.6}})
+    flipped = standing_views.one_class_notes(history, {"synthetic": {"test_positive_rate": 0.6}})
     assert len(flipped) == 1 and "calling every point positive (0.4000" in flipped[0]
-    assert standing.one_class_notes(history, {"synthetic": {"test_positive_rate": 0.45}}) == []
-    assert standing.one_class_notes(history, {"synthetic": {"test_positive_rate": None}}) == []
+    assert standing_views.one_class_notes(history, {"synthetic": {"test_positive_rate": 0.45}}) == []
+    assert standing_views.one_class_notes(history, {"synthetic": {"test_positive_rate": None}}) == []
 
 
 def test_a_data_set_that_is_missing_is_said_in_words(tmp_path):
@@ -215,3 +215,18 @@ def test_no_split_is_held_out_where_vpu_cannot_run():
 
 def test_without_a_split_no_epoch_is_chosen():
     assert standing.chosen_epochs(known_history()).empty
+
+
+def test_the_page_s_answer_is_a_claim_judged_again_from_its_results():
+    """aaPU beats nnPU but ties with VPU in :func:`known_history`: beating every method is
+    ruled out; without VPU it is reproduced; a loss to one contradicts it."""
+    from pusupport.book.verdicts import CONTRADICTED, INCONCLUSIVE, REPRODUCED, RULED_OUT
+    summary = {"datasets": META}
+    history = known_history(10)
+    outcome = standing.beats_todays_methods(summary, history)
+    assert outcome.verdict == RULED_OUT and outcome.seeds == 10
+    assert outcome.measured == standing.sentence(standing.standings(history, META), META)
+    assert standing.beats_todays_methods(summary, history[history.method != "vpu"]).verdict == REPRODUCED
+    worse = history.replace({"method": {"aapu_oracle": "distpu"}})           # a usable method 0.05 better
+    assert standing.beats_todays_methods(summary, worse).verdict == CONTRADICTED
+    assert standing.beats_todays_methods(summary, pd.DataFrame()).verdict == INCONCLUSIVE

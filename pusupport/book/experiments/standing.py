@@ -9,11 +9,11 @@ from pathlib import Path
 import pandas as pd
 
 from ...core.evaluation import at_own_choice
-from ...core.methods import get_method, view_column
+from ...core.methods import get_method
 from ...data.datasets import SIZES
-from ..claims import floor_for, per_point
+from ..claims import Claim, Outcome, floor_for, per_point
 from ..experiment import Experiment, RunSpec
-from ..verdicts import (CONTRADICTED, REPRODUCED, RULED_OUT, SMALLER_GAIN, SMALLER_LOSS,
+from ..verdicts import (CONTRADICTED, INCONCLUSIVE, REPRODUCED, RULED_OUT, SMALLER_GAIN, SMALLER_LOSS,
                         Margin, judge_jointly, paired_difference)
 
 from typing import TYPE_CHECKING
@@ -259,22 +259,6 @@ def ranking(history: pd.DataFrame, table: pd.DataFrame, at=_final) -> pd.DataFra
     return ranked.drop(columns="_error").set_index(["data set", "rank"])
 
 
-def nnpusb_thresholds(history: pd.DataFrame) -> pd.DataFrame:
-    """nnPUSB's final test error (mean ± sd over seeds) per data set, with its threshold at
-    the training U's (1 − π)-quantile — the book's, which the verdicts use — and at the test
-    inputs', where its authors place it (transductive, labels unread): two views of nnPU's
-    run (:mod:`~pusupport.core.baselines.nnpusb`)."""
-    views = {view_column("nnpusb"): "training U's quantile (the verdicts')",
-             view_column("nnpusb_test"): "test inputs' quantile (the authors')"}
-    final = _final(history)
-    final = final[final.method == "nnpu"].dropna(subset=list(set(views) & set(final)))
-    if final.empty or not set(views) <= set(final):
-        return pd.DataFrame()
-    spread = lambda x: f"{x.mean():.4f} ± {x.std(ddof=1):.4f}"  # noqa: E731
-    table = final.groupby("dataset", sort=False)[list(views)].agg(spread).rename(columns=views)
-    return table.assign(seeds=final.groupby("dataset", sort=False).seed.nunique())
-
-
 def sentence(table: pd.DataFrame, meta: dict | None = None, metric: str = "test_error") -> str:
     """The page's answer: against which usable methods aaPU wins, loses or ties on
     ``metric``, per data set; then the counterfactuals, and the data sets that did not run
@@ -307,29 +291,6 @@ def sentence(table: pd.DataFrame, meta: dict | None = None, metric: str = "test_
     return text + absent
 
 
-def one_class_notes(history: pd.DataFrame, meta: dict, min_auc: float = 0.75,
-                    share: float = 0.1) -> list[str]:
-    """Methods that classify little better than calling every test point one class — their
-    mean final error removes less than ``share`` of that constant rule's error (the test set's
-    positive rate, or its complement) — although their scores rank the points well (mean
-    ROC AUC ≥ ``min_auc``): the ranking is there, the decision threshold misses it."""
-    notes = []
-    final = _final(history)
-    for (dataset, method), rows in final.groupby(["dataset", "method"], sort=False):
-        rate = meta.get(dataset, {}).get("test_positive_rate")
-        if rate is None or "test_auc" not in rows or rows.test_auc.isna().all():
-            continue
-        base, side = (rate, "negative") if rate <= 0.5 else (1 - rate, "positive")
-        error, auc = rows.test_error.mean(), rows.test_auc.mean()
-        if error >= (1 - share) * base and auc >= min_auc:
-            removed = max(0.0, 1 - error / base)
-            notes.append(f"{get_method(method).label} on {dataset}: test error {error:.4f}, close to "
-                         f"that of calling every point {side} ({base:.4f}; it removes {removed:.0%} of "
-                         f"it), yet ROC AUC {auc:.4f}: its scores rank the points well, but its "
-                         "decision threshold does not separate them")
-    return notes
-
-
 def answer_for(output_dir) -> str:
     """The sentence written by this page under ``output_dir``, or why there is none."""
     path = Path(output_dir) / EXPERIMENT.folder() / "summary.json"
@@ -339,9 +300,27 @@ def answer_for(output_dir) -> str:
     return f"{summary['standing']} ({summary['profile']} profile)"
 
 
+def beats_todays_methods(summary: dict, history: pd.DataFrame) -> Outcome:
+    """The page's answer as a claim of the reproduction table, judged again from its results
+    by :func:`standings`: aaPU's test error below every usable method's on every data set run
+    — reproduced when it beats each, contradicted when it loses to one, ruled out when it
+    ties with one (within ±Δ), else inconclusive."""
+    meta = summary.get("datasets", {})
+    table = standings(history, meta) if not history.empty else pd.DataFrame()
+    if table.empty:
+        return Outcome("no comparison was judged (a dry run)", INCONCLUSIVE)
+    outcomes = set(table[(table.metric == "test_error") & table.usable].outcome)
+    verdict = (REPRODUCED if outcomes == {WIN} else CONTRADICTED if LOSE in outcomes else
+               RULED_OUT if TIE in outcomes else INCONCLUSIVE)
+    return Outcome(sentence(table, meta), verdict, seeds=int(table.seeds.max()))
+
+
 EXPERIMENT = Experiment(
     "standing",
     not_in_paper="aaPU against the PU methods people use today",
     changes={"paper": {"page": dict(compared={d: list(COMPARED) for d in DATASETS})},
              **{p: {"page": dict(compared=table)} for p, (table, _) in LEFT_OUT.items()}},
-    plan=plan, reads=DATASETS)
+    plan=plan, reads=DATASETS,
+    claims=(Claim("aaPU has a lower test error than every PU method people use today (nnPU with "
+                  "either loss, nnPUSB, VPU, Dist-PU, Robust-PU) on each data set run",
+                  beats_todays_methods),))

@@ -1,0 +1,47 @@
+"""Two views of "Where aaPU stands" beside its verdicts: nnPUSB's threshold where its authors
+place it, and the methods whose scores rank well but whose threshold misses."""
+from __future__ import annotations
+
+import pandas as pd
+
+from ...core.methods import get_method, view_column
+from .standing import _final
+
+
+def nnpusb_thresholds(history: pd.DataFrame) -> pd.DataFrame:
+    """nnPUSB's final test error (mean ± sd over seeds) per data set, with its threshold at
+    the training U's (1 − π)-quantile — the book's, which the verdicts use — and at the test
+    inputs', where its authors place it (transductive, labels unread): two views of nnPU's
+    run (:mod:`~pusupport.core.baselines.nnpusb`)."""
+    views = {view_column("nnpusb"): "training U's quantile (the verdicts')",
+             view_column("nnpusb_test"): "test inputs' quantile (the authors')"}
+    final = _final(history)
+    final = final[final.method == "nnpu"].dropna(subset=list(set(views) & set(final)))
+    if final.empty or not set(views) <= set(final):
+        return pd.DataFrame()
+    spread = lambda x: f"{x.mean():.4f} ± {x.std(ddof=1):.4f}"  # noqa: E731
+    table = final.groupby("dataset", sort=False)[list(views)].agg(spread).rename(columns=views)
+    return table.assign(seeds=final.groupby("dataset", sort=False).seed.nunique())
+
+
+def one_class_notes(history: pd.DataFrame, meta: dict, min_auc: float = 0.75,
+                    share: float = 0.1) -> list[str]:
+    """Methods that classify little better than calling every test point one class — their
+    mean final error removes less than ``share`` of that constant rule's error (the test set's
+    positive rate, or its complement) — although their scores rank the points well (mean
+    ROC AUC ≥ ``min_auc``): the ranking is there, the decision threshold misses it."""
+    notes = []
+    final = _final(history)
+    for (dataset, method), rows in final.groupby(["dataset", "method"], sort=False):
+        rate = meta.get(dataset, {}).get("test_positive_rate")
+        if rate is None or "test_auc" not in rows or rows.test_auc.isna().all():
+            continue
+        base, side = (rate, "negative") if rate <= 0.5 else (1 - rate, "positive")
+        error, auc = rows.test_error.mean(), rows.test_auc.mean()
+        if error >= (1 - share) * base and auc >= min_auc:
+            removed = max(0.0, 1 - error / base)
+            notes.append(f"{get_method(method).label} on {dataset}: test error {error:.4f}, close to "
+                         f"that of calling every point {side} ({base:.4f}; it removes {removed:.0%} of "
+                         f"it), yet ROC AUC {auc:.4f}: its scores rank the points well, but its "
+                         "decision threshold does not separate them")
+    return notes
