@@ -96,7 +96,7 @@ PROFILE_CHANGES = {
     "memorization": {
         "paper": {},
         "cpu": {"model": dict(width=0.25), "data": dict(n_train=2000, n_val=2000),
-                "train": dict(epochs=20), "page": dict(n_seeds=3)},
+                "train": dict(epochs=20), "page": dict(n_seeds=2, noise_rates=[0.0, 0.4])},
         "smoke": {"model": dict(width=0.125), "data": dict(n_train=200, n_val=200),
                   "train": dict(epochs=2, batch_size=100)}},
     "fashion_mnist": {
