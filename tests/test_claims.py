@@ -363,7 +363,7 @@ def write_page(root, folder, hist, **summary):
 
 SYNTHETIC_CLAIM = "Synthetic data (§4.1): aaPU has a lower test error than nnPU"
 COLUMNS = ["claim", "profile", "seeds", "paired difference", "95 % interval", "p (adjusted)",
-           "ruled out", "Δ", "interval covers", "floor", "verdict", "measured"]
+           "ruled out", "Δ", "interval covers", "family", "floor", "verdict", "measured"]
 
 
 def test_reproduction_table_rows(tmp_path):
@@ -387,7 +387,7 @@ def test_reproduction_table_rows(tmp_path):
     assert synthetic["ruled out"].startswith("gains above 0.02")
     assert rows.loc[CLAIMS[0].claim].to_dict() == {
         "profile": "cpu", "seeds": 1, "paired difference": "—", "95 % interval": "—", "p (adjusted)": "—",
-        "ruled out": "—", "Δ": "—", "interval covers": "—", "floor": "—", "verdict": CONTRADICTED,
+        "ruled out": "—", "Δ": "—", "interval covers": "—", "family": "—", "floor": "—", "verdict": CONTRADICTED,
         "measured": "lowest R̂_n per epoch — uPU: 0.100, nnPU: 0.200"}
     cifar = rows.loc["CIFAR-10: aaPU has a lower test error than nnPU (Table 2)"].to_dict()
     assert (cifar["profile"], cifar["verdict"], cifar["measured"]) == ("paper", NOT_RUN, "— (CIFAR-10 is missing)")
@@ -417,7 +417,7 @@ def test_reproduction_table_of_chosen_claims(tmp_path):
     assert table.to_dict("records") == [{"claim": "c", "profile": "p", "seeds": 3,
                                          "paired difference": "—", "95 % interval": "—",
                                          "p (adjusted)": "—", "ruled out": "—", "Δ": "—",
-                                         "interval covers": "—", "floor": "—", "verdict": REPRODUCED,
+                                         "interval covers": "—", "family": "—", "floor": "—", "verdict": REPRODUCED,
                                          "measured": "measured it"}]
     assert seen == [(7, len(HISTORY))]
 
@@ -473,10 +473,14 @@ def test_the_summary_shows_the_judged_columns_and_lists_what_was_measured(tmp_pa
                dataset="synthetic")            # (at cpu the committed spread would set the floor)
     table = reproduction_table(tmp_path)
     assert list(claims.shown(table).columns) == ["claim", "seeds", "paired difference", "95 % interval",
-                                                 "interval covers", "p (adjusted)", "ruled out", "Δ",
-                                                 "verdict"]
+                                                 "interval covers", "family", "p (adjusted)", "ruled out",
+                                                 "Δ", "verdict"]
     assert claims.shown(table).set_index("claim").loc[SYNTHETIC_CLAIM, "interval covers"] == (
         "training and a test set drawn per seed")
+    families = claims.shown(table).set_index("claim").family
+    assert families[SYNTHETIC_CLAIM] == "aaPU vs nnPU (§4), 4 claims: a verdict needs ≥ 8 seeds"
+    assert claims._family(None, 1) == "alone: a verdict needs ≥ 6 seeds"
+    assert families[CLAIMS[0].claim] == "—"                                       # not a comparison
     with_paper = table.assign(**{claims.AT_PAPER: "not run at the paper's settings"})
     assert list(claims.shown(with_paper).columns) == list(claims.shown(table).columns)
     first = claims.answers(with_paper).set_index("claim")           # the answer first, in 3 columns

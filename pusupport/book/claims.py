@@ -20,6 +20,7 @@ import pandas as pd
 
 from ..core.metrics import unpack_rows
 from .records import read_history
+from .seeds import min_seeds
 from .verdicts import (CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED, Judged, Margin,
                        Paired, judge_within, paired_difference)
 
@@ -176,6 +177,12 @@ def _covers(summary: dict, judged: Judged | None = None) -> str:
     return "training randomness, on this test split held fixed"
 
 
+def _family(name: str | None, size: int) -> str:
+    """The claims a comparison is judged with, and the fewest seeds that can decide there."""
+    where = f"{name}, {size} claims" if name else "alone"
+    return f"{where}: a verdict needs ≥ {min_seeds(size)} seeds"
+
+
 def reproduction_table(output_dir, claims, family_sizes: dict | None = None) -> pd.DataFrame:
     """One row per claim of ``claims`` ((claim, results folder) pairs): profile, seeds, and
     for a comparison its paired mean, the interval it was judged on, the (adjusted)
@@ -192,14 +199,15 @@ def reproduction_table(output_dir, claims, family_sizes: dict | None = None) -> 
                      "p (adjusted)": _p(j), "ruled out": j.ruled_out() if compared else "—",
                      "Δ": "—" if j is None else f"{j.margin:.4f}",
                      "interval covers": "—" if j is None else _covers(summary, j),
+                     "family": "—" if j is None else _family(c.family, j.family),
                      "floor": "—" if j is None else f"{j.floor:.4f}",
                      "verdict": o.verdict if j is None else j.text(), "measured": o.measured})
     return pd.DataFrame(rows)
 
 
 #: The columns the summary page shows (the CSV keeps them all).
-SHOWN = ["claim", "seeds", "paired difference", "95 % interval", "interval covers", "p (adjusted)",
-         "ruled out", "Δ", "verdict"]
+SHOWN = ["claim", "seeds", "paired difference", "95 % interval", "interval covers", "family",
+         "p (adjusted)", "ruled out", "Δ", "verdict"]
 
 
 #: The column of verdicts on the results committed at the paper's settings, where added
