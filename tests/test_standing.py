@@ -217,6 +217,13 @@ def test_without_a_split_no_epoch_is_chosen():
     assert standing.chosen_epochs(known_history()).empty
 
 
+def test_a_view_has_no_own_choice():
+    """nnPUSB's error exists at the last epoch only (a view of nnPU's run): no row at a choice."""
+    history = known_history().replace({"method": {"vpu": "nnpusb"}})
+    history["val_risk"] = 0.1
+    assert set(standing.own_choice(history).method) == {"aapu", "nnpu", "aapu_oracle"}
+
+
 def test_the_page_s_answer_is_a_claim_judged_again_from_its_results():
     """aaPU beats nnPU but ties with VPU in :func:`known_history`: beating every method is
     ruled out; without VPU it is reproduced; a loss to one contradicts it."""

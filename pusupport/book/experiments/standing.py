@@ -163,8 +163,10 @@ def _final(history: pd.DataFrame) -> pd.DataFrame:
 
 
 def own_choice(history: pd.DataFrame) -> pd.DataFrame:
-    """Each run at its own label-free choice (:func:`~pusupport.core.evaluation.at_own_choice`)."""
-    return at_own_choice(history, by=("dataset", "method", "seed"))
+    """Each run at its own label-free choice (:func:`~pusupport.core.evaluation.at_own_choice`);
+    a view of another run (nnPUSB) has its error at the last epoch only, so it has none."""
+    trained = history[[get_method(m).view_of is None for m in history.method]] if not history.empty else history
+    return at_own_choice(trained, by=("dataset", "method", "seed"))
 
 
 #: Where each run is read: its last epoch, or its own label-free choice.
