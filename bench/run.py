@@ -2,7 +2,8 @@
 
     python bench/run.py [--data-dir DIR] [--quick]
 
-Writes bench/results.json and prints every figure. Not a test: timings depend on the
+Writes bench/results.json (``--quick``: bench/results-quick.json, leaving the measured record
+alone) and prints every figure. Not a test: timings depend on the
 machine; the closing notes quote a run on the development machine (2 cores, no GPU).
 
 Top-level keys (the performance issue's targets in brackets):
@@ -263,8 +264,9 @@ def main(argv=None):
     results["training_vs_floor_stacked_settings"] = results["readings"]["training_vs_floor"]
     if cpu_bf16_instructions():
         record("precision", bench_precision, data, quick)
-    (ROOT / "results.json").write_text(json.dumps(results, indent=2))
-    print(f"written {ROOT / 'results.json'}")
+    out = ROOT / ("results-quick.json" if quick else "results.json")
+    out.write_text(json.dumps(results, indent=2))
+    print(f"written {out}")
 
 
 if __name__ == "__main__":

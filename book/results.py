@@ -43,7 +43,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from pusupport.book.committed import add_part, page_at
+from pusupport.book.committed import add_part, joinable, page_at
 from pusupport.book.records import read_history
 from pusupport.book.reference import REFERENCE, code_commit, command_line, provenance, relative
 from pusupport.book.registry import book_pages
@@ -131,6 +131,13 @@ def main(argv=None) -> int:
             continue
         start, started, training_code = time.perf_counter(), code_commit(), code_version()
         page = _page(name, args, args.seeds)
+        try:                                               # refused before, not after, the training
+            joinable(name, args.profile, page.seeds, {"commit": started, "training_code": training_code,
+                     "data_source": data_source(page.dataset, page.settings.data, page.data_dir)},
+                     args.reference)
+        except ValueError as refused:
+            print(f"not started: {refused}", file=sys.stderr)
+            return 2
         print(page.describe(), flush=True)
         helpers = _helpers(name, args) if args.share > 1 else []
         try:

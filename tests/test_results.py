@@ -1,6 +1,7 @@
 """The README's command for a short GPU allocation, at `smoke` on the CPU, end to end: seeds
 trained in two processes sharing the device, committed as a part, shown by the page's
-section; and the runs the two processes shared equal the same runs trained in one process."""
+section; the runs the two processes shared equal the same runs trained in one process; a
+part that could not join them is refused before it trains."""
 import os
 import subprocess
 import sys
@@ -14,14 +15,14 @@ from test_datasets import DATA, need
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _results(tmp_path, out: str, *args, threads: str = "2"):
+def _results(tmp_path, out: str, *args, threads: str = "2", refused: bool = False):
     env = {**os.environ, "OMP_NUM_THREADS": threads, "PYTHONPATH": str(ROOT), "TQDM_DISABLE": "1"}
     cmd = [sys.executable, str(ROOT / "book" / "results.py"), "--pages", "real_cifar10", "--profile",
            "smoke", "--device", "cpu", "--data-dir", DATA, "--output-dir", str(tmp_path / out),
            "--reference", str(tmp_path / f"{out}-reference"), *args]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
+    assert (done.returncode != 0) == refused, done.stderr[-3000:]
+    return done.stderr if refused else done.stdout
 
 
 def test_seeds_trained_by_processes_sharing_a_device_are_committed_shown_and_equal_one_process(tmp_path):
@@ -38,3 +39,8 @@ def test_seeds_trained_by_processes_sharing_a_device_are_committed_shown_and_equ
     _results(tmp_path, "alone", "--seeds", "1", "2", threads="1")
     alone = cm.committed("real_cifar10", "smoke", tmp_path / "alone-reference").history
     pd.testing.assert_frame_equal(found.history.drop(columns="wall_time"), alone.drop(columns="wall_time"))
+    # a seed committed already: refused before any training, naming the part to remove
+    stored = sorted((tmp_path / "shared").rglob("*"))
+    said = _results(tmp_path, "shared", "--seeds", "2", "3", refused=True)
+    assert "seeds [2] are committed already (part seeds-1_2)" in said
+    assert sorted((tmp_path / "shared").rglob("*")) == stored        # nothing trained for seed 3

@@ -5,9 +5,9 @@ runs on some seeds and adds them as one part to ``results/reference/<profile>/<p
 ``parts/seeds-<s…>/`` holds the part's ``history.csv`` and ``provenance.json`` (commit,
 settings, their fingerprint, the data's checksum, training-code version, device, torch,
 precision, layout, date, wall time, command). Parts combine when their settings, data and
-training-code version agree (:func:`add_part` refuses another, naming what differs); the folder's
-``history.csv`` and ``summary.json`` are their union, which the page's "At the paper's
-settings" section and the summary's column judge. Results whose settings no longer match
+training-code version agree (:func:`joinable` refuses another, naming what differs,
+before any training); the folder's ``history.csv`` and ``summary.json`` are their union,
+which the page's "At the paper's settings" section and the summary's column judge. Results whose settings no longer match
 the code's for that page and profile are stale: shown as such, never as current.
 """
 from __future__ import annotations
@@ -184,25 +184,14 @@ def _differs(old: dict, new: dict) -> list[str]:
     return sorted(k for k in {**old, **new} if old.get(k) != new.get(k))
 
 
-def add_part(history: pd.DataFrame, page: str, profile: str, made: dict,
-             root: Path = REFERENCE) -> Path:
-    """Add ``history`` — the page's plan at ``profile`` trained on some seeds, every run to
-    its last epoch — as one part of its committed results, with ``made`` (its provenance:
-    :func:`~pusupport.book.reference.provenance`, plus ``training_code`` and ``data_source``;
-    ``settings`` and their fingerprint are the code's, checked here), and rewrite their union.
-    Refused, with what differs, where its settings, data or training code are not the other
-    parts'; refused where a run did not finish or a seed is committed already."""
-    seeds = sorted(int(s) for s in history.seed.unique())
+def joinable(page: str, profile: str, seeds, made: dict, root: Path = REFERENCE) -> dict:
+    """``made`` (a part's provenance: ``commit``, ``training_code``, ``data_source``, …) for
+    ``page``'s plan at ``profile`` on ``seeds``, completed with the code's settings and their
+    fingerprint. Refused, with what differs, where its settings, data or training code are
+    not the committed parts' or a seed is committed already — checked before any training
+    (``book/results.py``) and again by :func:`add_part`."""
+    seeds = sorted(int(s) for s in seeds)
     code = page_at(page, profile, seeds=seeds)
-    plan = {spec.label for spec in code.plan()}
-    last = history.groupby(["method", "seed"]).epoch.max()
-    epochs = code.settings.train.epochs
-    unfinished = [f"{m} seed {s} (epoch {e} of {epochs})" for (m, s), e in last.items() if e < epochs]
-    missing = [f"{m} seed {s}" for m in sorted(plan) for s in seeds if (m, s) not in last.index]
-    if unfinished or missing:
-        raise ValueError(f"{page}: not committed — runs unfinished {unfinished or 'none'}, missing "
-                         f"{missing or 'none'}: run `{command(page, profile)} SEEDS="
-                         f"{','.join(map(str, seeds))}` again (it resumes from its checkpoints)")
     settings = json.loads(json.dumps(code.identity(seeds=False)["settings"], default=str))
     made = {**made, "seeds": seeds, "settings": settings,
             "fingerprint": code.fingerprint(seeds=False)}
@@ -229,6 +218,28 @@ def add_part(history: pd.DataFrame, page: str, profile: str, made: dict,
         if set(other["seeds"]) & set(seeds):
             raise ValueError(f"{page}: seeds {sorted(set(other['seeds']) & set(seeds))} are committed "
                              f"already (part {name}); remove {folder / 'parts' / name} to replace them")
+    return made
+
+
+def add_part(history: pd.DataFrame, page: str, profile: str, made: dict,
+             root: Path = REFERENCE) -> Path:
+    """Add ``history`` — the page's plan at ``profile`` trained on some seeds, every run to
+    its last epoch — as one part of its committed results, with ``made`` (its provenance:
+    :func:`~pusupport.book.reference.provenance`, plus ``training_code`` and ``data_source``),
+    checked by :func:`joinable`, and rewrite their union. Refused where a run did not finish."""
+    seeds = sorted(int(s) for s in history.seed.unique())
+    code = page_at(page, profile, seeds=seeds)
+    plan = {spec.label for spec in code.plan()}
+    last = history.groupby(["method", "seed"]).epoch.max()
+    epochs = code.settings.train.epochs
+    unfinished = [f"{m} seed {s} (epoch {e} of {epochs})" for (m, s), e in last.items() if e < epochs]
+    missing = [f"{m} seed {s}" for m in sorted(plan) for s in seeds if (m, s) not in last.index]
+    if unfinished or missing:
+        raise ValueError(f"{page}: not committed — runs unfinished {unfinished or 'none'}, missing "
+                         f"{missing or 'none'}: run `{command(page, profile)} SEEDS="
+                         f"{','.join(map(str, seeds))}` again (it resumes from its checkpoints)")
+    made = joinable(page, profile, seeds, made, root)
+    folder = Path(root) / profile / page
     part = folder / "parts" / f"seeds-{'_'.join(map(str, seeds))}"
     part.mkdir(parents=True, exist_ok=True)
     atomic_write_text(part / "history.csv", history.to_csv(index=False))

@@ -100,7 +100,7 @@ def read_spread(output_dir, profile: str = "cpu", root: Path = REFERENCE) -> lis
         summary = Path(output_dir) / r["page"] / "summary.json"
         ran = json.loads(summary.read_text()).get("fingerprint") if summary.exists() else None
         status = ("current" if ran in (None, r["fingerprint"]) else
-                  f"stale (settings changed): recompute with `make spread`")
+                  "stale (settings changed): recompute with `make spread`")
         rows.append({"data set": dataset, "page": r["page"], "seeds": r["seeds"],
                      "spread": r["spread"], "largest per-seed change": r["per_seed"],
                      "threads": " vs ".join(map(str, r["threads"])), "status": status})
