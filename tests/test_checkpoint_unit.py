@@ -231,3 +231,46 @@ def test_matching_checkpoint_is_returned_whole(tmp_path):
     path = tmp_path / "c.pt"
     checkpoint.save(path, {"fingerprint": fp, "epoch": 4})
     assert checkpoint.load(path, checkpoint.fingerprint(CFG, [data()], [0])) == {"fingerprint": fp, "epoch": 4}
+
+
+def test_the_training_code_of_a_commit_equals_the_same_checkout_s(tmp_path, monkeypatch):
+    """A package in a git repository of its own: its core and data modules hashed from the
+    checkout and from the commit agree, by hand; an edit changes the checkout's version only;
+    other folders, other files and the non-training modules stay out."""
+    import subprocess
+    package = tmp_path / "repo" / "pkg"
+    files = {"core/risks.py": b"risk = 1\n", "data/sets.py": b"sets = 2\n", "core/sub/deep.py": b"d\n",
+             "core/progress.py": b"bar\n", "core/notes.txt": b"not code\n", "book/plots.py": b"fig\n"}
+    for name, text in files.items():
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_bytes(text)
+    git = ["git", "-C", str(package.parent), "-c", "user.name=t", "-c", "user.email=t@t"]
+    for step in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "x"]):
+        subprocess.run([*git, *step], check=True, capture_output=True)
+    monkeypatch.setattr(checkpoint, "PACKAGE", package)
+    digest = hashlib.sha256()
+    for name in ("core/risks.py", "core/sub/deep.py", "data/sets.py"):
+        digest.update(name.encode() + b"\0" + files[name])
+    assert checkpoint.code_version() == checkpoint.code_version("HEAD") == digest.hexdigest()[:16]
+    assert sorted(checkpoint._training_sources("HEAD")) == sorted(checkpoint._training_sources(None))
+    (package / "core" / "risks.py").write_bytes(b"risk = 3\n")
+    assert checkpoint.code_version() != checkpoint.code_version("HEAD") == digest.hexdigest()[:16]
+
+
+def test_a_stack_s_checkpoint_names_its_runs_and_its_fork_point():
+    """Several runs: method, the others' count and a digest of every run's settings; shared
+    first epochs end in -to<stop>; a seed listed twice is named once."""
+    one = replace(CFG, checkpoint_dir="/tmp/ckpts", method="nnpu")
+    two = [one, replace(one, method="aapu", n_select=5)]
+    digest = hashlib.sha256(repr([checkpoint.asdict(c) for c in two]).encode()).hexdigest()[:10]
+    assert checkpoint.path_for(two, [1, 1, 2]) == pathlib.Path(f"/tmp/ckpts/nnpu+1runs-{digest}-seeds1_2.pt")
+    assert checkpoint.path_for([one], [4], stop=60) == pathlib.Path("/tmp/ckpts/nnpu-seeds4-to60.pt")
+    assert checkpoint.path_for(two[::-1], [1, 2]) != checkpoint.path_for(two, [1, 2])
+
+
+def test_a_stack_s_fingerprint_holds_each_run_and_the_fork_point():
+    runs = [CFG, replace(CFG, n_select=5)]
+    fp = checkpoint.fingerprint(runs, [data()], [0], stop=3)
+    assert [r["n_select"] for r in fp["config"]["runs"]] == [CFG.n_select, 5] and fp["stop"] == 3
+    assert checkpoint.fingerprint([CFG], [data()], [0]) == checkpoint.fingerprint(CFG, [data()], [0])
+    assert "runs" not in checkpoint.fingerprint([CFG], [data()], [0])["config"]

@@ -57,3 +57,21 @@ def test_average_precision_by_hand():
     assert float(average_precision(torch.tensor([4.0, 3.0, 2.0, 1.0]), labels)) == pytest.approx(5 / 6)
     assert float(average_precision(torch.ones(4), labels)) == 0.5
     assert math.isnan(float(average_precision(torch.tensor([1.0, 2.0]), torch.tensor([-1, -1]))))
+
+
+def test_per_point_errors_pack_four_to_a_hex_digit_first_point_highest():
+    """By hand: [1,0,1,1 | 0] → "b" (8+2+1) then "0" (the fifth point's bit 8, unset);
+    [0,1 | pad] → "4"; every length round-trips, a 20 News test set in 1,888 characters."""
+    from pusupport.core.metrics import pack_rows, unpack_rows
+    cases = {(True, False, True, True, False): "5:b0", (False, True): "2:4", (True,): "1:8",
+             (True, True, True, True, True, True, True, True, True): "9:ff8", (False,) * 4: "4:0"}
+    for wrong, packed in cases.items():
+        assert pack_rows(torch.tensor(wrong)) == packed
+        assert unpack_rows(packed) == list(wrong)
+    gen = torch.Generator().manual_seed(0)
+    for n in range(1, 13):
+        wrong = torch.rand(n, generator=gen) > 0.5
+        assert unpack_rows(pack_rows(wrong)) == wrong.tolist()
+    news = pack_rows(torch.rand(7532, generator=gen) > 0.9)
+    assert news.startswith("7532:") and len(news) == len("7532:") + 1883
+    assert pack_rows(torch.tensor([], dtype=torch.bool)) == "0:" and unpack_rows("0:") == []
