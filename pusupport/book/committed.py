@@ -7,8 +7,9 @@ settings, their fingerprint, the data's checksum, training-code version, device,
 precision, layout, date, wall time, command). Parts combine when their settings, data and
 training-code version agree (:func:`joinable` refuses another, naming what differs,
 before any training); the folder's ``history.csv`` and ``summary.json`` are their union,
-which the page's "At the paper's settings" section and the summary's column judge. Results whose settings no longer match
-the code's for that page and profile are stale: shown as such, never as current.
+which the page's "At the paper's settings" section and the summary's column judge. Results
+whose settings no longer match the code's for that page and profile are stale: shown as
+such, never as current.
 """
 from __future__ import annotations
 
