@@ -15,7 +15,8 @@ import torch
 from pusupport.core.config import TrainConfig
 from pusupport.data import synthetic
 from pusupport.core.runtime import cpu_bf16_instructions
-from pusupport.core.training import stratified_batches, train, train_seeds
+from pusupport.core.batches import stratified_batches
+from pusupport.core.training import train, train_seeds
 from common import BF16, ROOT, bandwidth_gbs, bare_training_step, timed
 
 

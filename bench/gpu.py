@@ -36,7 +36,7 @@ from pusupport.core.models import build_model
 from pusupport.core.problem import PUData
 from pusupport.core.runtime import resolve
 from pusupport.core.training import train, train_seeds
-from pusupport.data.datasets import SIZES
+from pusupport.data.sizes import SIZES
 
 ROOT = Path(__file__).resolve().parent
 #: (data set, page experiment) per model benchmarked.

@@ -29,7 +29,7 @@ GROUPS = [
      ["tests/test_risks.py", "tests/test_baselines.py::test_negative_selection_value_and_gradient_by_hand"]),
     (["pusupport/core/selection.py"], ["tests/test_selection.py"]),
     (["pusupport/core/metrics.py"], ["tests/test_metrics.py"]),
-    (["pusupport/core/checkpoint.py"], ["tests/test_checkpoint_unit.py"]),
+    (["pusupport/core/checkpoint.py", "pusupport/core/identity.py"], ["tests/test_checkpoint_unit.py"]),
     (["pusupport/book/records.py", "pusupport/book/claims.py"], ["tests/test_claims.py", "tests/test_records.py"]),
     (["pusupport/book/verdicts.py"], ["tests/test_verdicts.py", "tests/test_verdict_edges.py"]),
     (["pusupport/book/signflip.py"], ["tests/test_verdicts.py"]),

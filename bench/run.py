@@ -63,7 +63,8 @@ from pusupport.core.models import build_model
 from pusupport.core.risks import nnpu_risk
 from pusupport.core.runtime import cpu_bf16_instructions, resolve
 from pusupport.core.selection import top_losses, unlabeled_losses
-from pusupport.core.training import stratified_batches, test_metrics, train, train_seeds
+from pusupport.core.batches import stratified_batches
+from pusupport.core.training import test_metrics, train, train_seeds
 
 ROOT = Path(__file__).resolve().parent
 BF16 = torch.bfloat16

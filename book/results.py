@@ -43,13 +43,14 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from pusupport.book import suite
 from pusupport.book.committed import add_part, joinable, page_at
 from pusupport.book.records import read_history
 from pusupport.book.reference import REFERENCE, code_commit, command_line, provenance, relative
 from pusupport.book.registry import book_pages
 from pusupport.book.sources import data_source
 from pusupport.book.store import RunStore, train_runs
-from pusupport.core.checkpoint import code_version
+from pusupport.core.identity import code_version
 from pusupport.core.runtime import resolve
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -86,7 +87,7 @@ def _made(page, args, line: str, wall: float, started: str, training_code: str) 
     runtime = resolve(replace(page.settings.train, device=args.device))
     layout = runtime.layout() + (f", {args.share} processes sharing the device" if args.share > 1 else "")
     return provenance(line, wall, runtime.precision(), started, layout=layout,
-                      training_code=training_code,
+                      training_code=training_code, suite=suite.at(None),
                       data_source=data_source(page.dataset, page.settings.data, page.data_dir))
 
 
@@ -133,6 +134,7 @@ def main(argv=None) -> int:
         page = _page(name, args, args.seeds)
         try:                                               # refused before, not after, the training
             joinable(name, args.profile, page.seeds, {"commit": started, "training_code": training_code,
+                     "suite": suite.at(None),
                      "data_source": data_source(page.dataset, page.settings.data, page.data_dir)},
                      args.reference)
         except ValueError as refused:

@@ -10,7 +10,8 @@ from importlib import import_module
 #: The public API, name → its module; imported when first used (PEP 562), so that
 #: ``pusupport --help`` and ``--version`` answer without importing torch.
 _PUBLIC = {
-    **dict.fromkeys(["DataConfig", "ModelConfig", "PageConfig", "Settings", "TrainConfig"], "core.config"),
+    **dict.fromkeys(["DataConfig", "ModelConfig", "Settings", "TrainConfig"], "core.config"),
+    "PageConfig": "core.page_settings",
     "PUData": "core.problem", "synthetic": "data.synthetic",
     **dict.fromkeys(["get_loss", "logistic_loss", "sigmoid_loss"], "core.losses"),
     "METHODS": "core.methods", "build_model": "core.models",

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from pusupport.core import checkpoint
+from pusupport.core import checkpoint, identity
 from pusupport.core.config import TrainConfig
 from pusupport.core.sparse import SparseRows
 
@@ -24,29 +24,30 @@ def data(name="synthetic", x_p=((1.0, 2.0), (3.0, 4.5)), n_u=5, prior=0.4):
 
 
 def test_code_version_is_16_hex_digits_of_the_training_sources(monkeypatch):
-    version = checkpoint.code_version()
+    version = identity.code_version()
     assert len(version) == 16 and int(version, 16) >= 0
-    assert version == checkpoint.code_version()
+    assert version == identity.code_version()
     assert version != hashlib.sha256().hexdigest()[:16]       # the sources were hashed
     listing = pathlib.Path.rglob
     monkeypatch.setattr(pathlib.Path, "rglob", lambda self, pattern: reversed(sorted(listing(self, pattern))))
-    assert checkpoint.code_version() == version                # independent of listing order
+    assert identity.code_version() == version                  # independent of listing order
 
 
 def _edited(monkeypatch, name: str) -> str:
     """The training-code version with ``name`` (a module of the package) edited."""
     real = pathlib.Path.read_bytes
-    target = checkpoint.PACKAGE / name
+    target = identity.PACKAGE / name
     monkeypatch.setattr(pathlib.Path, "read_bytes",
-                        lambda self: real(self) + (b"# edited" if self == target else b""))
-    edited = checkpoint.code_version()
+                        lambda self: real(self) + (b"\nEDITED = 1\n" if self == target else b""))
+    edited = identity.code_version()
     monkeypatch.undo()
     return edited
 
 
 def test_editing_a_figure_a_page_or_storage_keeps_the_version_editing_a_risk_changes_it(monkeypatch):
-    version = checkpoint.code_version()
-    for shown in ("book/plots.py", "book/pages.py", "core/checkpoint.py", "core/progress.py"):
+    version = identity.code_version()
+    for shown in ("book/plots.py", "book/pages.py", "core/checkpoint.py", "core/progress.py",
+                  "core/page_settings.py", "data/sizes.py", "core/identity.py"):
         assert _edited(monkeypatch, shown) == version, shown
     for trains in ("core/risks.py", "core/training.py", "data/datasets.py", "core/baselines/vpu.py"):
         assert _edited(monkeypatch, trains) != version, trains
@@ -58,13 +59,13 @@ def test_code_version_of_a_commit_reads_git(monkeypatch):
     def run(args, **kw):
         calls.append(args)
         listing = "pusupport/core/risks.py\npusupport/core/progress.py\npusupport/data/x.txt\n"
-        out = listing if "ls-tree" in args else (b"risk code" if kw.get("text") is None else "")
+        out = listing if "ls-tree" in args else (b"risk = 1" if kw.get("text") is None else "")
         return SimpleNamespace(stdout=out)
-    monkeypatch.setattr(checkpoint.subprocess, "run", run)
-    version = checkpoint.code_version("abc1234")
+    monkeypatch.setattr(identity.subprocess, "run", run)
+    version = identity.code_version("abc1234")
     assert [a[3] for a in calls] == ["ls-tree", "show", "show"]
-    expected = hashlib.sha256(b"core/risks.py\0risk code").hexdigest()[:16]
-    assert version == expected                        # progress.py left out, only .py read
+    expected = hashlib.sha256(b"core/risks.py\0" + identity.meaning(b"risk = 1").encode() + b"\0")
+    assert version == expected.hexdigest()[:16]      # progress.py left out, only .py read
 
 
 def test_path_for_names_method_and_seeds():
@@ -75,13 +76,16 @@ def test_path_for_names_method_and_seeds():
 
 def test_fingerprint_holds_settings_code_seeds_and_data():
     fp = checkpoint.fingerprint(CFG, [data(), data(prior=0.3, n_u=7)], (4, 5))
-    assert fp["code"] == checkpoint.code_version()
+    assert fp["code"] == identity.code_version()
     assert fp["seeds"] == [4, 5]
-    assert fp["data"] == [checkpoint.data_identity(data()), checkpoint.data_identity(data(prior=0.3, n_u=7))]
+    assert fp["data"] == [identity.data_identity(data()), identity.data_identity(data(prior=0.3, n_u=7))]
     assert fp["data"][0]["prior"] == 0.4 and fp["data"][0] != fp["data"][1]
     assert fp["config"]["lr"] == 1e-3 and fp["config"]["method"] == "aapu"
     assert fp["config"]["model"] == {"name": "mlp", "width": 1.0, "dropout": None, "activation": None}
-    assert set(fp) == {"config", "code", "seeds", "data"}
+    assert fp["runtime"] == {"device": "cpu", "bf16": fp["runtime"]["bf16"], "channels_last": True,
+                             "generators": "cpu", "seeded_dropout": False, "compile": False,
+                             "bf16_instructions": fp["runtime"]["bf16_instructions"]}
+    assert set(fp) == {"config", "code", "runtime", "seeds", "data"}
 
 
 def test_runtime_settings_do_not_enter_the_fingerprint():
@@ -96,20 +100,20 @@ def test_runtime_settings_do_not_enter_the_fingerprint():
 def test_a_held_out_validation_split_is_part_of_the_data_identity():
     """A split changes a run's history (its criterion), so it is in the identity; data without
     one keep the identity they had before splits existed (stored runs stay valid)."""
-    plain = checkpoint.data_identity(data())
-    assert plain["tensors"] == checkpoint.checksum(*(getattr(data(), k) for k in
+    plain = identity.data_identity(data())
+    assert plain["tensors"] == identity.checksum(*(getattr(data(), k) for k in
                                                      ("x_p", "x_u", "u_truth", "u_in_p", "x_test", "y_test")))
     held = SimpleNamespace(**{**vars(data()), "x_val_p": torch.ones(1, 2), "x_val_u": torch.ones(2, 2)})
     other = SimpleNamespace(**{**vars(held), "x_val_u": torch.zeros(2, 2)})
-    assert len({repr(checkpoint.data_identity(d)) for d in (data(), held, other)}) == 3
+    assert len({repr(identity.data_identity(d)) for d in (data(), held, other)}) == 3
 
 
 def test_sparse_positives_are_identified_by_all_their_parts():
     def d(values):
         x_p = SparseRows(torch.tensor([0, 1, 3]), torch.tensor([0, 1, 2]), torch.tensor(values), 4)
         return SimpleNamespace(**{**vars(data()), "name": "20news", "x_p": x_p})
-    assert checkpoint.data_identity(d([1.5, 2.0, 4.0])) == checkpoint.data_identity(d([1.5, 2.0, 4.0]))
-    assert checkpoint.data_identity(d([1.5, 2.0, 4.0])) != checkpoint.data_identity(d([1.5, 2.0, 4.5]))
+    assert identity.data_identity(d([1.5, 2.0, 4.0])) == identity.data_identity(d([1.5, 2.0, 4.0]))
+    assert identity.data_identity(d([1.5, 2.0, 4.0])) != identity.data_identity(d([1.5, 2.0, 4.5]))
 
 
 def test_save_then_load_round_trips_and_leaves_no_temporary_file(tmp_path):
@@ -221,9 +225,12 @@ def test_other_data_is_named(tmp_path, change):
     assert _refusal(tmp_path, old, new).startswith("checkpoint PATH was made with different data: ")
 
 
-def test_other_seeds_are_refused(tmp_path):
+def test_other_seeds_and_other_device_choices_are_named(tmp_path):
     old = checkpoint.fingerprint(CFG, [data()], [0])
-    assert "different data" in _refusal(tmp_path, old, checkpoint.fingerprint(CFG, [data()], [1]))
+    assert "different seeds:" in _refusal(tmp_path, old, checkpoint.fingerprint(CFG, [data()], [1]))
+    other = {**old, "runtime": {**old["runtime"], "seeded_dropout": True}}
+    assert "different device choices (precision, dropout streams, memory format):" in _refusal(
+        tmp_path, old, other)
 
 
 def test_matching_checkpoint_is_returned_whole(tmp_path):
@@ -247,14 +254,14 @@ def test_the_training_code_of_a_commit_equals_the_same_checkout_s(tmp_path, monk
     git = ["git", "-C", str(package.parent), "-c", "user.name=t", "-c", "user.email=t@t"]
     for step in (["init", "-q"], ["add", "."], ["commit", "-q", "-m", "x"]):
         subprocess.run([*git, *step], check=True, capture_output=True)
-    monkeypatch.setattr(checkpoint, "PACKAGE", package)
+    monkeypatch.setattr(identity, "PACKAGE", package)
     digest = hashlib.sha256()
     for name in ("core/risks.py", "core/sub/deep.py", "data/sets.py"):
-        digest.update(name.encode() + b"\0" + files[name])
-    assert checkpoint.code_version() == checkpoint.code_version("HEAD") == digest.hexdigest()[:16]
-    assert sorted(checkpoint._training_sources("HEAD")) == sorted(checkpoint._training_sources(None))
+        digest.update(name.encode() + b"\0" + identity.meaning(files[name]).encode() + b"\0")
+    assert identity.code_version() == identity.code_version("HEAD") == digest.hexdigest()[:16]
+    assert sorted(identity._sources("HEAD")) == sorted(identity._sources(None))
     (package / "core" / "risks.py").write_bytes(b"risk = 3\n")
-    assert checkpoint.code_version() != checkpoint.code_version("HEAD") == digest.hexdigest()[:16]
+    assert identity.code_version() != identity.code_version("HEAD") == digest.hexdigest()[:16]
 
 
 def test_a_stack_s_checkpoint_names_its_runs_and_its_fork_point():

@@ -9,11 +9,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pusupport.book import committed as cm
+import shutil
+import subprocess
+
+from pusupport.book import committed as cm, suite
 from pusupport.book.paper import PAPER
 from pusupport.book.reference import provenance
 from pusupport.book.registry import book_claims
-from pusupport.core import checkpoint
+from pusupport.core import identity
 
 
 def test_every_committed_result_matches_the_codes_settings():
@@ -46,10 +49,14 @@ def _history(seeds, gain=0.02, name="synthetic", last=None):
 SOURCE = {"name": "synthetic", "checksum": "drawn by pusupport.data.synthetic"}
 
 
-def _made(hours=1.0, code=None, source=SOURCE, commit=None):
+#: A reference suite's digests as a part records them (:mod:`pusupport.book.suite`).
+SUITE = {name: {"risk": "0" * 16, "test_error": "1" * 16} for name in suite.RUNS}
+
+
+def _made(hours=1.0, code=None, source=SOURCE, commit=None, digests=SUITE):
     made = provenance("make results PAGES=synthetic PROFILE=paper", 3600.0 * hours, "cpu: autocast bf16",
-                      layout="seeds stacked", training_code=code or checkpoint.code_version(),
-                      data_source=source)
+                      layout="seeds stacked", training_code=code or identity.code_version(),
+                      data_source=source, suite=digests)
     return {**made, "commit": commit or made["commit"]}
 
 
@@ -99,10 +106,10 @@ def test_the_summary_column_judges_committed_results_and_says_where_there_are_no
 
 def _edited(monkeypatch, name: str) -> str:
     """The training-code version with the module ``name`` edited (as a later commit would)."""
-    real, target = pathlib.Path.read_bytes, checkpoint.PACKAGE / name
+    real, target = pathlib.Path.read_bytes, identity.PACKAGE / name
     with monkeypatch.context() as m:
-        m.setattr(pathlib.Path, "read_bytes", lambda self: real(self) + (b"#" if self == target else b""))
-        return checkpoint.code_version()
+        m.setattr(pathlib.Path, "read_bytes", lambda self: real(self) + (b"\nEDITED = 1\n" if self == target else b""))
+        return identity.code_version()
 
 
 def test_parts_from_commits_that_changed_only_a_figure_combine_and_are_judged_together(tmp_path, monkeypatch):
@@ -124,11 +131,72 @@ def test_parts_from_commits_that_changed_only_a_figure_combine_and_are_judged_to
     assert "**Verdict:** reproduced" in union.verdict()
 
 
-def test_a_part_from_other_training_code_is_refused_and_told_what_to_compare(tmp_path, monkeypatch):
+def test_a_part_from_other_training_code_joins_only_where_the_suite_agrees(tmp_path, monkeypatch):
+    """Other training code whose suite runs agree joins; one whose suite differs in a run the
+    page uses is refused, naming that run and what to compare; a run the page does not use
+    (VPU on the synthetic page at `paper`) is not asked."""
     _commit(tmp_path, seeds=[0])
-    with pytest.raises(ValueError, match=r"other training code .*git diff .* -- pusupport/core pusupport/data"):
-        _commit(tmp_path, seeds=[1], code=_edited(monkeypatch, "core/risks.py"))
+    edited = _edited(monkeypatch, "core/risks.py")
+    other = {**SUITE, "nnpu and aapu, seeds stacked": {**SUITE["nnpu and aapu forked"], "risk": "2" * 16}}
+    with pytest.raises(ValueError, match=r"other training code .*numbers differ: the reference suite's run "
+                                         r"'nnpu and aapu, seeds stacked' — its risk differs\. `git diff .* "
+                                         r"-- pusupport/core pusupport/data`"):
+        _commit(tmp_path, seeds=[1], code=edited, digests=other)
     assert list(cm.committed("synthetic", "paper", tmp_path).parts) == ["seeds-0"]
+    _commit(tmp_path, seeds=[1], code=edited, digests={**SUITE, "vpu alone": "error: not here"})
+    assert list(cm.committed("synthetic", "paper", tmp_path).parts) == ["seeds-0", "seeds-1"]
+
+
+def test_a_part_with_other_device_choices_is_refused(tmp_path):
+    _commit(tmp_path, seeds=[0])
+    made = {**_made(), "precision": "cpu: autocast off (float32)"}
+    with pytest.raises(ValueError, match=r"other device choices \(cpu: autocast off \(float32\)\)"):
+        cm.add_part(_history([1]), "synthetic", "paper", made, root=tmp_path)
+
+
+def _repository(tmp_path):
+    """A git repository holding this package, committed; ``edit(path, (old, new), …)`` commits
+    a change and returns its commit."""
+    repo = tmp_path / "repo"
+    shutil.copytree(identity.PACKAGE, repo / "pusupport", ignore=shutil.ignore_patterns("__pycache__"))
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+
+    def commit(message):
+        subprocess.run([*git, "add", "."], check=True, capture_output=True)
+        subprocess.run([*git, "commit", "-q", "-m", message], check=True, capture_output=True)
+        return subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True,
+                              text=True).stdout.strip()
+
+    def edit(path, *changes):
+        text = (repo / "pusupport" / path).read_text()
+        for old, new in changes:
+            assert text.count(old) == 1, f"{old!r} is not once in {path}: update this test"
+            text = text.replace(old, new)
+        (repo / "pusupport" / path).write_text(text)
+        return commit(f"edit {path}")
+    subprocess.run([*git, "init", "-q"], check=True, capture_output=True)
+    return repo, commit("the package"), edit
+
+
+def test_a_part_from_a_commit_that_only_refactors_joins_one_that_changes_a_risk_is_refused(tmp_path, monkeypatch):
+    """Fixture commits: a refactor of the loop (an in-place sum: other training code, the
+    same numbers) joins a part from the commit before it, the suite run at each commit; a
+    commit that changes the positive risk is refused, naming the first run that differs."""
+    repo, first, edit = _repository(tmp_path)
+    refactor = edit("core/training.py", ("sums += torch.cat(", "sums.add_(torch.cat("),
+                    ("-1).reshape(-1, 4) for r in risks])", "-1).reshape(-1, 4) for r in risks]))"))
+    risk = edit("core/risks.py", ("return _non_negative(positive, negative, beta, gamma, correction)",
+                                  "return _non_negative(positive * 1.5, negative, beta, gamma, correction)"))
+    monkeypatch.setattr(identity, "PACKAGE", repo / "pusupport")
+    monkeypatch.setattr(suite, "at", lambda commit: suite.run(commit, repo))
+    versions = [identity.code_version(c) for c in (first, refactor, risk)]
+    assert len(set(versions)) == 3
+    parts = {c: _made(code=v, commit=c, digests=None) for c, v in zip((first, refactor, risk), versions)}
+    cm.add_part(_history([0]), "synthetic", "paper", parts[first], root=tmp_path)
+    cm.add_part(_history([1]), "synthetic", "paper", parts[refactor], root=tmp_path)
+    with pytest.raises(ValueError, match=r"the reference suite's run 'nnpu and aapu forked' — its risk differs"):
+        cm.add_part(_history([2]), "synthetic", "paper", parts[risk], root=tmp_path)
+    assert list(cm.committed("synthetic", "paper", tmp_path).parts) == ["seeds-0", "seeds-1"]
 
 
 def test_a_part_with_other_settings_is_refused_naming_the_setting(tmp_path, monkeypatch):

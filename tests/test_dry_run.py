@@ -106,7 +106,7 @@ def test_a_dry_run_checkpoints_and_resumes(tmp_path):
 def test_a_dry_run_step_takes_the_first_rows_of_a_paper_sized_batch():
     import torch
     from pusupport.core.config import DRY_RUN_STEP_ROWS
-    from pusupport.core.training import dry_run_batch
+    from pusupport.core.batches import dry_run_batch
     members = [(torch.arange(100), torch.arange(1900), torch.arange(k * 10)) for k in (2, 5)]
     cut = dry_run_batch(tuple(members))
     for (bp, bu, bs), (p, u, s) in zip(cut, members):

@@ -1,4 +1,6 @@
 """A forked run is its run trained alone: aaPU's first epochs, shared with nnPU's, in float64."""
+from dataclasses import replace
+
 import pandas as pd
 import pytest
 import torch
@@ -129,3 +131,67 @@ def test_a_method_with_a_state_between_epochs_is_not_forked():
     state = fit([data(0)], [0], TrainConfig(**BASE, method="nnpu"), False, stop=2)
     with pytest.raises(ValueError, match="cannot fork"):
         forks.pick({**state, "method_state": [{"mean": torch.zeros(1)}]}, [0], [True])
+
+
+class Kept:
+    """Trunk states kept in memory between calls (the run store keeps them on disk)."""
+
+    def __init__(self):
+        self.states, self.put_at = {}, []
+
+    def key(self, cfg, seeds, datas, stacked, epoch):
+        return forks._prefix(cfg, cfg.method), tuple(seeds), forks.data_keys([datas])[0], stacked, epoch
+
+    def get(self, *args):
+        return self.states.get(self.key(*args))
+
+    def put(self, *args):
+        *args, state = args
+        self.put_at.append((args[0].method, args[-1]))
+        self.states[self.key(*args)] = state
+
+
+def test_a_branch_whose_trunk_trained_in_an_earlier_job_trains_only_its_own_epochs(monkeypatch):
+    """nnPU trained alone keeps its state at its first-selection epoch; two aaPU readings
+    trained later, without it, start there (a spy on the loop) and equal their runs alone bit
+    for bit; nnPU trained again after a branch stored the prefix starts there too."""
+    nnpu = TrainConfig(**BASE, method="nnpu", n_select=5, select_from=3)
+    branches = [replace(nnpu, method="aapu"), replace(nnpu, method="aapu", s_weight="union")]
+    kept = Kept()
+    (trunk,), = training.fit_shared([[data(0)]], [0], [nnpu], stacked=False, together=False, states=kept)
+    assert kept.put_at == [("nnpu", 3)]
+    calls = stages(monkeypatch)
+    later = training.fit_shared([[data(0)]] * 2, [0], branches, stacked=False, together=False, states=kept)
+    assert calls == [(["aapu"], 3, None), (["aapu"], 3, None)]
+    monkeypatch.undo()
+    for (run,), cfg in zip(later, branches):
+        assert_same(run, train(data(0), cfg, seed=0))
+    assert_same(trunk, train(data(0), nnpu, seed=0))
+    fresh = Kept()                           # a branch first: it trains the prefix once, as nnPU
+    calls = stages(monkeypatch)
+    training.fit_shared([[data(0)]], [0], branches[:1], stacked=False, together=False, states=fresh)
+    (again,), = training.fit_shared([[data(0)]], [0], [nnpu], stacked=False, together=False, states=fresh)
+    assert calls == [(["nnpu"], None, 3), (["aapu"], 3, None), (["nnpu"], 3, None)]
+    assert fresh.put_at == [("nnpu", 3)]
+    monkeypatch.undo()
+    assert_same(again, trunk)
+
+
+def test_stacked_branches_start_from_a_stored_trunk_together_or_apart(monkeypatch):
+    """Seeds stacked: the trunk's stack kept at the fork; branches in one network (settings
+    stacked) or each in its own start from it and equal their runs alone."""
+    nnpu = TrainConfig(**BASE, method="nnpu", n_select=5, select_from=4)
+    branches = [replace(nnpu, method="aapu"), replace(nnpu, method="aapu_oracle")]
+    datas = [data(s) for s in SEEDS]
+    kept, K = Kept(), len(SEEDS)
+    training.fit_shared([datas], SEEDS, [nnpu], stacked=True, together=False, states=kept)
+    for together in (True, False):
+        calls = stages(monkeypatch)
+        out = training.fit_shared([datas, datas], SEEDS, branches, stacked=True, together=together,
+                                  states=kept)
+        assert [(len(m), after) for m, after, _ in calls] == ([(2 * K, 4)] if together else [(K, 4)] * 2)
+        monkeypatch.undo()
+        for cfg, results in zip(branches, out):
+            for seed, run in zip(SEEDS, results):
+                alone = train(data(seed), cfg, seed=seed)
+                pd.testing.assert_frame_equal(SAME(run.history), SAME(alone.history), atol=1e-9, rtol=1e-9)

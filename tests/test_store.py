@@ -10,6 +10,7 @@ import torch
 from pusupport.book.pages import resolve_page
 from pusupport.book.store import RunStore, run_key
 from pusupport.book.registry import get
+from pusupport.core import training
 from pusupport.core.config import TrainConfig
 from pusupport.data import synthetic
 
@@ -163,3 +164,28 @@ def test_a_whole_result_is_trained_once_and_read_back_as_it_was(tmp_path, monkey
     monkeypatch.undo()
     page("histograms", tmp_path / "dry", dry_run=1).train(data, cfg)
     assert not (tmp_path / "dry" / "runs").exists()
+
+
+def test_a_page_s_branches_start_from_the_trunk_another_page_stored(tmp_path, monkeypatch):
+    """The readings page reads the synthetic page's nnPU and aaPU: its reading on nnPU's
+    settings (S weighted as P) trains only the epochs after its fork (epoch 6 of 10), from the
+    state the synthetic page kept; the reading forking at 3 trains nnPU's first 3 epochs once;
+    and every reading equals the page's own run trained into an empty store."""
+    calls, real = [], training.fit
+
+    def spy(datas, seeds, cfgs, stacked, start=None, stop=None):
+        calls.append((cfgs[0].method, start and start["epoch"], stop))
+        return real(datas, seeds, cfgs, stacked, start, stop)
+    page("synthetic", tmp_path, epochs=10).run()
+    assert len(list(tmp_path.glob("runs/trunk-*.pt"))) == 1
+    readings = page("readings", tmp_path, epochs=10)
+    specs = [s for s in readings.plan() if s.label in ("nnpu", "aapu", "aapu s_weight=union",
+                                                        "aapu select_from=3")]
+    monkeypatch.setattr(training, "fit", spy)
+    read = readings.run(specs)
+    monkeypatch.undo()
+    assert sorted(calls, key=str) == sorted([("aapu", 6, None), ("nnpu", None, 3), ("aapu", 3, None)],
+                                            key=str)
+    own = page("readings", tmp_path / "fresh", epochs=10).run(specs)
+    cols = ["method", "seed", "epoch", "risk", "test_error", "n_selected", "purity"]
+    pd.testing.assert_frame_equal(read[cols], own[cols], check_exact=True)

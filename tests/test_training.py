@@ -9,7 +9,8 @@ from pusupport.data import SYNTHETIC_PRIOR, PUData, flip_labels, supervised, syn
 from pusupport.core.selection import top_k_purity, unlabeled_losses
 from pusupport.book.records import save_results
 from pusupport.core.runtime import resolve
-from pusupport.core.training import TrainConfig, stratified_batches, train
+from pusupport.core.batches import stratified_batches
+from pusupport.core.training import TrainConfig, train
 
 FAST = dict(epochs=6, select_from=3, n_select=4, batch_size=64, lr=1e-3, progress=False)
 TIMING = ["wall_time"]

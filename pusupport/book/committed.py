@@ -3,9 +3,11 @@
 ``make results PAGES=… PROFILE=paper [SEEDS=2,3]`` (``book/results.py``) trains a page's
 runs on some seeds and adds them as one part to ``results/reference/<profile>/<page>/``:
 ``parts/seeds-<s…>/`` holds the part's ``history.csv`` and ``provenance.json`` (commit,
-settings, their fingerprint, the data's checksum, training-code version, device, torch,
+settings, their fingerprint, the data's checksum, training-code version, the reference suite's digests, device, torch,
 precision, layout, date, wall time, command). Parts combine when their settings, data and
-training-code version agree (:func:`joinable` refuses another, naming what differs,
+device choices agree and their training code does — or, from other training code, when the
+reference suite's runs the page uses give the same numbers at both commits
+(:mod:`~pusupport.book.suite`; :func:`joinable` refuses another, naming what differs,
 before any training); the folder's ``history.csv`` and ``summary.json`` are their union,
 which the page's "At the paper's settings" section and the summary's column judge. Results
 whose settings no longer match the code's for that page and profile are stale: shown as
@@ -14,6 +16,7 @@ such, never as current.
 from __future__ import annotations
 
 import json
+import subprocess
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -21,9 +24,11 @@ from pathlib import Path
 import pandas as pd
 
 from ..core.atomic import atomic_write_text
-from . import registry
+from ..core.methods import get_method
+from . import registry, suite
 from .claims import AT_PAPER, reproduction_table, verdict_text
 from .pages import Page, resolve_page
+from .plan import as_trained
 from .paper import NOT_IN_PAPER
 from .records import read_history, save_results
 from .reference import REFERENCE
@@ -186,11 +191,12 @@ def _differs(old: dict, new: dict) -> list[str]:
 
 
 def joinable(page: str, profile: str, seeds, made: dict, root: Path = REFERENCE) -> dict:
-    """``made`` (a part's provenance: ``commit``, ``training_code``, ``data_source``, …) for
-    ``page``'s plan at ``profile`` on ``seeds``, completed with the code's settings and their
-    fingerprint. Refused, with what differs, where its settings, data or training code are
-    not the committed parts' or a seed is committed already — checked before any training
-    (``book/results.py``) and again by :func:`add_part`."""
+    """``made`` (a part's provenance: ``commit``, ``training_code``, ``data_source``, ``suite``,
+    …) for ``page``'s plan at ``profile`` on ``seeds``, completed with the code's settings and
+    their fingerprint. Refused, with what differs, where its settings, data or device choices
+    are not the committed parts', its numbers are not shown to be theirs (other training code
+    whose reference suite differs: :func:`_same_numbers`) or a seed is committed already —
+    checked before any training (``book/results.py``) and again by :func:`add_part`."""
     seeds = sorted(int(s) for s in seeds)
     code = page_at(page, profile, seeds=seeds)
     settings = json.loads(json.dumps(code.identity(seeds=False)["settings"], default=str))
@@ -210,16 +216,48 @@ def joinable(page: str, profile: str, seeds, made: dict, root: Path = REFERENCE)
                              "official archive against a re-encoded one); train on the copy the "
                              "other parts used")
         if other["training_code"] != made["training_code"]:
-            raise ValueError(f"{page}: this part was trained by other training code "
-                             f"({made['training_code']}, commit {made['commit'][:12]}) than part "
-                             f"{name} ({other['training_code']}, commit {other['commit'][:12]}): "
-                             f"`git diff {other['commit'][:12]} {made['commit'][:12]} -- "
-                             "pusupport/core pusupport/data` shows what changed; parts combine only "
-                             "from the same training code")
+            _same_numbers(page, profile, name, other, made, _uses(code))
+        if "precision" in made and other["precision"] != made["precision"]:
+            raise ValueError(f"{page}: this part ran with other device choices ({made['precision']}) "
+                             f"than part {name} ({other['precision']}): parts combine only at the "
+                             "same precision, dropout streams and memory format")
         if set(other["seeds"]) & set(seeds):
             raise ValueError(f"{page}: seeds {sorted(set(other['seeds']) & set(seeds))} are committed "
                              f"already (part {name}); remove {folder / 'parts' / name} to replace them")
     return made
+
+
+def _uses(code: Page) -> set:
+    """What a page's runs use, in the reference suite's words (:data:`~pusupport.book.suite.RUNS`):
+    their methods (and those they train as before their first selection), models, the clamp
+    and a held-out PU split."""
+    cfgs = [code.config(spec) for spec in as_trained(code.plan())[0]]
+    methods = {c.method for c in cfgs}
+    return ({*methods, *(get_method(m).before_selection for m in methods)} - {None}
+            | {c.model.name for c in cfgs} | {"clamp" for c in cfgs if c.correction == "clamp"}
+            | ({"validation"} if code.settings.data.validation else set()))
+
+
+def _same_numbers(page: str, profile: str, name: str, other: dict, made: dict, uses: set) -> None:
+    """Refuse ``made`` (a part from other training code than part ``name``'s, ``other``) unless
+    the reference suite's runs that ``uses`` reaches give the same numbers at both commits
+    (each part's recorded suite, else the suite run at its commit), naming the first that does not."""
+    try:
+        old, new = (p.get("suite") or suite.at(p["commit"]) for p in (other, made))
+    except (RuntimeError, subprocess.CalledProcessError) as err:
+        raise ValueError(f"{page}: part {name} is from other training code ({other['training_code']}, "
+                         f"commit {other['commit'][:12]}) and the reference suite could not be run "
+                         f"at its commit ({err}): fetch that commit, or recompute the whole page "
+                         f"with `{command(page, profile)}`") from None
+    found = suite.first_difference(old, new, uses)
+    if found:
+        run, why = found
+        raise ValueError(f"{page}: this part was trained by other training code ({made['training_code']}, "
+                         f"commit {made['commit'][:12]}) than part {name} ({other['training_code']}, "
+                         f"commit {other['commit'][:12]}), and their numbers differ: the reference "
+                         f"suite's run {run!r} — {why}. `git diff {other['commit'][:12]} "
+                         f"{made['commit'][:12]} -- pusupport/core pusupport/data` shows what changed; "
+                         "parts combine only where every suite run the page uses agrees")
 
 
 def add_part(history: pd.DataFrame, page: str, profile: str, made: dict,

@@ -46,8 +46,8 @@ from torch import nn
 from ..core.config import ModelConfig, TrainConfig
 from ..core.methods import get_method, views_of
 from ..core.models import SparseLinear, build_model
-from ..core.training import n_batches
-from ..data.datasets import SIZES
+from ..core.batches import n_batches
+from ..data.sizes import SIZES
 from .plan import Plan
 
 GPU, PEAK_BF16, MFU = "A100 80GB", 312e12, 0.20

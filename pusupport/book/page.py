@@ -14,11 +14,11 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from ..core import checkpoint
+from ..core import identity
 from ..core.config import DRY_RUN_ROWS, DRY_RUN_STEP_ROWS, Settings, TrainConfig, merge
 from ..core.methods import get_method
 from ..core.runtime import resolve
-from ..data.datasets import SIZES
+from ..data.sizes import SIZES
 from .claims import judge_claims, verdict_text
 from .cost import data_sizes, priceable, price
 from .experiment import Experiment
@@ -32,7 +32,7 @@ from .store import RunStore
 
 
 #: Settings that do not change a run's numbers (where it runs, what it saves).
-NOT_RESULTS = {f"train.{k}" for k in checkpoint.NOT_RESULTS}
+NOT_RESULTS = {f"train.{k}" for k in identity.NOT_RESULTS}
 #: Settings added after results were committed, with the value every earlier result had:
 #: left out of a fingerprint while at it, so that adding one leaves those results current.
 ADDED_LATER = {"page.compared": None, "train.correction": "kiryo", "train.method_settings": {},

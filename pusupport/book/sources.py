@@ -44,6 +44,6 @@ def data_source(dataset: str, data: DataConfig, data_dir: Path | None = None) ->
     re-encoded one, has another); the §4.1 data come from their generator."""
     if dataset == "synthetic":
         return {"name": "synthetic", "checksum": "drawn by pusupport.data.synthetic"}
-    from ..core.checkpoint import checksum
+    from ..core.identity import checksum
     d = _labeled(dataset, data, data_dir)
     return {"name": dataset, "checksum": checksum(d.x_train, d.y_train, d.x_test, d.y_test)}

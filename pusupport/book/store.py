@@ -25,7 +25,8 @@ import pandas as pd
 import torch
 
 from ..core.atomic import atomic_write_text, replacing
-from ..core.checkpoint import NOT_RESULTS, code_version, data_identity
+from ..core.identity import NOT_RESULTS, code_version, data_identity
+from ..core.forks import shared_settings
 from ..core.methods import VIEW_PREFIX
 from ..core.runtime import resolve
 from .records import read_history
@@ -34,16 +35,27 @@ from .records import read_history
 #: seeds) and how often it is evaluated (checked apart).
 NOT_IN_KEY = (*NOT_RESULTS, "seed", "eval_every")
 #: History columns that exist only at evaluated epochs (and each view's test error).
-EVALUATED = ("test_error", "test_auc", "test_ap", "train_error")
+EVALUATED = ("test_error", "test_auc", "test_ap", "train_error", "val_risk")
 
 
-def run_key(cfg, seeds, datas, stacked: bool) -> str:
-    """The key of training ``cfg`` on ``datas`` (one per seed of ``seeds``)."""
-    settings = {k: v for k, v in asdict(cfg).items() if k not in NOT_IN_KEY}
+def run_key(cfg, seeds, datas, stacked: bool, settings: dict | None = None) -> str:
+    """The key of training ``cfg`` on ``datas`` (one per seed of ``seeds``): its settings
+    (or ``settings``), seeds, data, training code, the device choices that change numbers,
+    threads and layout."""
+    if settings is None:
+        settings = {k: v for k, v in asdict(cfg).items() if k not in NOT_IN_KEY}
     what = {"settings": settings, "seeds": list(seeds), "data": [data_identity(d) for d in datas],
-            "code": code_version(), "device": resolve(cfg).device.type,
+            "code": code_version(), "runtime": resolve(cfg).numbers(),
             "threads": torch.get_num_threads(), "stacked": stacked}
     return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+def trunk_key(cfg, seeds, datas, stacked: bool, epoch: int) -> str:
+    """The key of a trunk's state at fork epoch ``epoch``: its first epochs' settings
+    (:func:`~pusupport.core.forks.shared_settings`, less how often they were evaluated:
+    checked apart), data and the rest of :func:`run_key`."""
+    settings = {**{k: v for k, v in shared_settings(cfg).items() if k != "eval_every"}, "at": epoch}
+    return "trunk-" + run_key(cfg, seeds, datas, stacked, settings)
 
 
 def evaluated_epochs(cfg) -> list[int]:
@@ -84,6 +96,27 @@ class RunStore:
                 if out[i][1] is None:
                     self._write(keys[i], runs[i][0], runs[i][1], out[i][0])
         return [out[i] for i in range(len(runs))]
+
+    def get(self, cfg, seeds, datas, stacked: bool, epoch: int) -> dict | None:
+        """A trunk's state at ``epoch`` (:class:`~pusupport.core.forks.TrunkStates`), if kept
+        and evaluated at every epoch ``cfg`` evaluates up to it (its test metrics at other
+        epochs blanked, as :meth:`runs` does)."""
+        path = Path(self.folder) / f"{trunk_key(cfg, seeds, datas, stacked, epoch)}.pt"
+        if not path.exists():
+            return None
+        kept = torch.load(path, weights_only=False)
+        needed = {e for e in evaluated_epochs(cfg) if e <= epoch}
+        if not needed <= set(kept["evaluated"]):
+            return None
+        for rows in kept["state"]["history"]:
+            for row in (r for r in rows if r["epoch"] not in needed):
+                row.update({k: float("nan") for k in row if k in EVALUATED or k.startswith(VIEW_PREFIX)})
+        return kept["state"]
+
+    def put(self, cfg, seeds, datas, stacked: bool, epoch: int, state: dict) -> None:
+        """Keep a trunk's state at ``epoch`` for the branches of later jobs and builds."""
+        with replacing(Path(self.folder) / f"{trunk_key(cfg, seeds, datas, stacked, epoch)}.pt") as tmp:
+            torch.save({"evaluated": evaluated_epochs(cfg), "state": state}, tmp)
 
     def result(self, data, cfg):
         """One single-seed run's whole result (history, model, S, U's losses, threshold:
@@ -153,7 +186,8 @@ class RunStore:
 def train_runs(job, datas: list, store: RunStore | None = None) -> list[tuple[list, str | None]]:
     """A job's runs (:class:`~pusupport.book.plan.Job`): run i is ``job.configs[i]`` on
     ``datas[i]`` (one PUData per seed of ``job.seeds``), trained as the job lays them out,
-    an aaPU run forked from its nnPU run (:func:`~pusupport.core.training.fit_shared`). Returns
+    an aaPU run forked from its nnPU run (:func:`~pusupport.core.training.fit_shared`), whose
+    state at the fork the store keeps for the branches of later jobs. Returns
     each run's (histories, the page that trained it — None when trained now): a run
     ``store`` holds is read; one another page is training is waited for and read."""
     from ..core.training import fit_shared
@@ -161,7 +195,7 @@ def train_runs(job, datas: list, store: RunStore | None = None) -> list[tuple[li
     def fit(runs: list[int]) -> list[list]:
         return [[r.history for r in results] for results in fit_shared(
             [datas[i] for i in runs], list(job.seeds), [job.configs[i] for i in runs],
-            job.stacked, job.together)]
+            job.stacked, job.together, store)]
     everything = list(range(len(job.configs)))
     if store is None:
         return [(h, None) for h in fit(everything)]

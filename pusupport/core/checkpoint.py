@@ -8,75 +8,25 @@ data is refused, never silently resumed.
 from __future__ import annotations
 
 import hashlib
-import subprocess
 from dataclasses import asdict
 from pathlib import Path
 
 import torch
 
 from .atomic import replacing
-
-#: Settings that change where a run goes or how it is shown, never its numbers: the one
-#: list of them (the run store, checkpoints and a page's settings fingerprint leave them out).
-NOT_RESULTS = ("progress", "checkpoint_dir", "checkpoint_every", "device")
-#: The package's code that trains: these folders' modules, less those that only store, show
-#: or place a run (their choices are recorded beside it: precision and layout).
-TRAINING_CODE = ("core", "data")
-NOT_TRAINING = ("atomic.py", "checkpoint.py", "progress.py", "runtime.py")
-PACKAGE = Path(__file__).parents[1]
-
-
-def _training_sources(ref: str | None) -> list[tuple[str, bytes]]:
-    if ref is None:
-        return [(p.relative_to(PACKAGE).as_posix(), p.read_bytes())
-                for folder in TRAINING_CODE for p in (PACKAGE / folder).rglob("*.py")]
-    git = ["git", "-C", str(PACKAGE.parent)]
-    listed = subprocess.run([*git, "ls-tree", "-r", "--name-only", ref, "--",
-                             *(f"{PACKAGE.name}/{f}" for f in TRAINING_CODE)],
-                            capture_output=True, text=True, check=True).stdout.split()
-    return [(name.split("/", 1)[1], subprocess.run([*git, "show", f"{ref}:{name}"],
-                                                   capture_output=True, check=True).stdout)
-            for name in listed if name.endswith(".py")]
-
-
-def code_version(ref: str | None = None) -> str:
-    """A hash of the code that trains (:data:`TRAINING_CODE` less :data:`NOT_TRAINING`), of
-    this checkout or of the git commit ``ref``: a stored run or checkpoint from other
-    training code is not reused; one from an edit to a figure or a page is."""
-    digest = hashlib.sha256()
-    for name, text in sorted(_training_sources(ref)):
-        if Path(name).name not in NOT_TRAINING:
-            digest.update(name.encode() + b"\0" + text)
-    return digest.hexdigest()[:16]
-
-
-def checksum(*tensors) -> str:
-    """A short sha256 of tensors' dtypes, shapes and bytes (sparse rows: all their parts)."""
-    digest = hashlib.sha256()
-    for t in tensors:
-        parts = (t.crow, t.col, t.val) if hasattr(t, "crow") else (t,)
-        for part in parts:
-            digest.update(str((part.dtype, tuple(part.shape))).encode())
-            digest.update(part.detach().contiguous().cpu().numpy().tobytes())
-    return digest.hexdigest()[:16]
-
-
-def data_identity(data) -> dict:
-    """What identifies one seed's PU data: its name, π and a checksum of every tensor (the
-    validation split's where one is held out)."""
-    held = [] if data.x_val_p is None else [data.x_val_p, data.x_val_u]
-    return {"name": data.name, "prior": float(data.prior),
-            "tensors": checksum(data.x_p, data.x_u, data.u_truth, data.u_in_p, data.x_test,
-                                 data.y_test, *held)}
+from .identity import NOT_RESULTS, code_version, data_identity
+from .runtime import resolve
 
 
 def fingerprint(cfgs, datas, seeds, stop: int | None = None) -> dict:
     """What must match for a checkpoint to be resumed: the configuration (of each run of a
-    stack), the seeds, each seed's data, the training code (and ``stop``, the last epoch of
-    a run's shared first epochs: :mod:`~pusupport.core.forks`)."""
-    runs = [{k: v for k, v in asdict(c).items() if k not in (*NOT_RESULTS, "seed")}
-            for c in (cfgs if isinstance(cfgs, list) else [cfgs])]
+    stack), the seeds, each seed's data, the training code, the device choices that change
+    numbers (and ``stop``, the last epoch of a run's shared first epochs:
+    :mod:`~pusupport.core.forks`)."""
+    cfgs = cfgs if isinstance(cfgs, list) else [cfgs]
+    runs = [{k: v for k, v in asdict(c).items() if k not in (*NOT_RESULTS, "seed")} for c in cfgs]
     return {"config": runs[0] if len(runs) == 1 else {"runs": runs}, "code": code_version(),
+            "runtime": resolve(cfgs[0]).numbers(),
             "seeds": list(seeds), "data": [data_identity(d) for d in datas],
             **({} if stop is None else {"stop": stop})}
 
@@ -114,8 +64,10 @@ def load(path: Path, expected: dict) -> dict | None:
         old, new = state["fingerprint"], expected
         diff = sorted(k for k in {**old["config"], **new["config"]}
                       if old["config"].get(k) != new["config"].get(k))
-        what = (f"settings {diff}" if diff else "training code" if old.get("code") != new.get("code")
-                else "data")
+        what = (f"settings {diff}" if diff else next(
+            (name for key, name in (("code", "training code"), ("runtime", "device choices (precision, "
+             "dropout streams, memory format)"), ("seeds", "seeds"), ("stop", "fork epoch"))
+             if old.get(key) != new.get(key)), "data"))
         raise ValueError(f"checkpoint {path} was made with different {what}: refusing to resume "
                          "it. Delete it, or pass another checkpoint_dir, to start afresh.")
     return state

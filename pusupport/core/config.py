@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields, replace
 from .losses import LOSSES
 from .methods import METHODS, get_method
 from .models import MODELS
+from .page_settings import PageConfig
 from .risks import CORRECTIONS, S_WEIGHTS
 from .runtime import AUTOCAST, DROPOUT_STREAMS, GENERATORS
 
@@ -239,25 +240,6 @@ class DataConfig:
         """The set values (all of them, or those in ``names``)."""
         return {f.name: getattr(self, f.name) for f in fields(self)
                 if getattr(self, f.name) is not None and (not names or f.name in names)}
-
-
-@dataclass(frozen=True)
-class PageConfig:
-    """What a page varies or shows, beyond single runs."""
-
-    n_seeds: int = 1                     # seeds per method (each seed: its own data and init)
-    noise_rates: list | None = None      # memorisation: fractions of flipped training labels
-    extra_positives: int | None = None   # adding P: labelled positives added to nnPU's
-    snapshot_epochs: list | None = None  # epochs after which U's losses are kept
-    top_k: int | None = None             # histograms: purity of the k largest U losses
-    n_select_grid: list | None = None    # discussion: n_select values tried
-    select_from_grid: list | None = None  # discussion: first selection epochs tried
-    selection_ks: list | None = None     # biased selection: sizes of the plotted selections
-    prior_factors: list | None = None    # prior page: π used = true π × factor
-    compared: dict | None = None         # where aaPU stands: data set → methods run beside aaPU
-
-    def __post_init__(self):
-        _need(_is_int(self.n_seeds, 1), f"n_seeds must be an int >= 1, got {self.n_seeds!r}")
 
 
 #: Rows of U and of the test set a dry run scores.

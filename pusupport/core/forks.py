@@ -8,17 +8,23 @@ trunk), and starts each aaPU run (a branch) from a copy of the trunk's state
 (:func:`pick`) at its first selection epoch, which it then makes. A method says
 which method it trains as (:attr:`~pusupport.core.methods.Method.before_selection`); a
 forked run equals its run trained alone (a test, in float64).
+
+A trunk's state at a fork epoch can also be kept between jobs (:class:`TrunkStates`, the
+book's run store): a branch whose trunk trained in an earlier job or build then trains only
+its own epochs, and a branch with no trunk in its job trains its first epochs as that
+trunk, once, and keeps them for the next.
 """
 from __future__ import annotations
 
 import copy
-from dataclasses import asdict
+from dataclasses import asdict, replace
+from typing import Protocol
 
 import torch
 
-from .checkpoint import NOT_RESULTS, data_identity
+from .identity import NOT_RESULTS, data_identity
 from .config import TrainConfig
-from .methods import get_method
+from .methods import METHODS, get_method
 
 #: Settings that shape a run only once S holds points: two runs on one seed's data that
 #: differ in nothing else (but where they are saved and shown) share their epochs up to
@@ -35,9 +41,33 @@ def fork_epoch(cfg: TrainConfig) -> int | None:
     return cfg.select_from if cfg.select_from < cfg.epochs else None
 
 
-def _prefix(cfg: TrainConfig, method: str) -> tuple:
-    return method, repr({k: v for k, v in asdict(cfg).items()
-                         if k not in (*SELECTION_ONLY, *NOT_RESULTS, "seed")})
+def trunk_epoch(cfg: TrainConfig) -> int | None:
+    """The epoch a run of ``cfg`` is a trunk at: where a method that trains as ``cfg.method``
+    until its first selection (aaPU for nnPU) forks from it at these settings; else None."""
+    branch = next((m for m, method in METHODS.items() if method.before_selection == cfg.method), None)
+    return None if branch is None else fork_epoch(replace(cfg, method=branch))
+
+
+def shared_settings(cfg: TrainConfig, method: str | None = None) -> dict:
+    """The settings of ``cfg``'s first epochs as ``method``'s run (default: its own): all but
+    :data:`SELECTION_ONLY`, where, how often and on which seed it is saved and shown."""
+    return {"method": method or cfg.method, **{k: v for k, v in asdict(cfg).items()
+                                               if k not in (*SELECTION_ONLY, *NOT_RESULTS, "seed")}}
+
+
+def _prefix(cfg: TrainConfig, method: str) -> str:
+    return repr(shared_settings(cfg, method))
+
+
+class TrunkStates(Protocol):
+    """Where trunks' states at fork epochs are kept between jobs: ``cfg`` a trunk's settings
+    (:func:`shared_settings` is what identifies its first epochs), ``datas`` one PUData per
+    seed of ``seeds``, ``state`` :func:`~pusupport.core.training.fit`'s at ``epoch``."""
+
+    def get(self, cfg: TrainConfig, seeds: list, datas: list, stacked: bool, epoch: int) -> dict | None: ...
+
+    def put(self, cfg: TrainConfig, seeds: list, datas: list, stacked: bool, epoch: int,
+            state: dict) -> None: ...
 
 
 def trunks(keys: list, cfgs: list[TrainConfig]) -> list[int | None]:
@@ -51,6 +81,26 @@ def trunks(keys: list, cfgs: list[TrainConfig]) -> list[int | None]:
     return [None if fork_epoch(c) is None else
             plain.get((key, _prefix(c, get_method(c.method).before_selection)))
             for key, c in zip(keys, cfgs)]
+
+
+def with_trunks(keys: list, cfgs: list[TrainConfig]) -> tuple[list, list, list]:
+    """``cfgs`` and a trunk for each branch without one among them (the branch's settings as
+    its :attr:`before_selection` method's run: trained to its fork epochs only, kept and not
+    returned). Returns (the configs, each one's trunk or None, each one's run whose data it
+    trains on)."""
+    parent = trunks(keys, cfgs)
+    out, data_of, added = list(cfgs), list(range(len(cfgs))), {}
+    for i, c in enumerate(cfgs):
+        if parent[i] is None and fork_epoch(c) is not None:
+            before = get_method(c.method).before_selection
+            key = (keys[i], _prefix(c, before))
+            if key not in added:
+                added[key] = len(out)
+                out.append(replace(c, method=before))
+                data_of.append(i)
+                parent.append(None)
+            parent[i] = added[key]
+    return out, parent, data_of
 
 
 def _members(t: torch.Tensor, index: list[int], K: int) -> torch.Tensor:

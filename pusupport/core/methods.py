@@ -61,6 +61,11 @@ class EpochEnd:
     u_losses: Callable[[], torch.Tensor]
 
 
+#: The metadata of :class:`Method`'s presentation fields (label, colour, prose, sources):
+#: a run's identity leaves them out (:mod:`~pusupport.core.identity`).
+SHOWN = {"shown": True}
+
+
 @dataclass(frozen=True)
 class Method:
     """A training method.
@@ -102,10 +107,10 @@ class Method:
     """
 
     name: str
-    label: str
-    description: str
+    label: str = field(metadata=SHOWN)
+    description: str = field(metadata=SHOWN)
     risk: Callable[[Batch], Risk]
-    color: str = "#8c564b"
+    color: str = field(default="#8c564b", metadata=SHOWN)
     selects: bool = False
     stacks: bool = True
     supervised: bool = False
@@ -122,8 +127,8 @@ class Method:
     settings: type | None = None
     by_dataset: dict = field(default_factory=dict, compare=False)
     recipe: Callable | None = None
-    source: str = ""
-    departures: tuple = ()
+    source: str = field(default="", metadata=SHOWN)
+    departures: tuple = field(default=(), metadata=SHOWN)
     optimiser: Callable | None = None
     second_stage: Callable | None = None
     validation: Callable | None = None

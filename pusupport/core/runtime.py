@@ -67,6 +67,9 @@ SETTINGS_STACKED = {"cpu": (), "cuda": ()}
 #: Co-teaching CNN 0.92× (``bench/results-cuda.json``: ``shared_throughput``) — the CNNs
 #: one run a GPU.
 SHARED = {"cuda": {"mlp": 2}}
+#: Per device type, what "auto" means for the choices that change numbers (the table above).
+DEFAULTS = {"cuda": {"generators": "device", "dropout_streams": "seeded"},
+            "cpu": {"generators": "cpu", "dropout_streams": "global"}}
 
 
 def resolve_device(device: str = "auto") -> torch.device:
@@ -121,6 +124,15 @@ class Runtime:
                 f"dropout streams {'seeded per member' if self.seeded_dropout else 'global'}, "
                 f"compile {'on' if self.compile else 'off'}")
 
+    def numbers(self) -> dict:
+        """The choices that change a run's numbers, part of its identity
+        (:mod:`~pusupport.core.identity`): where a default here changes, stored runs retrain."""
+        return {"device": self.device.type, "bf16": self.bf16,
+                "bf16_instructions": cpu_bf16_instructions() if self.bf16 and self.device.type == "cpu"
+                else None, "channels_last": self.channels_last,
+                "generators": self.generator_device.type, "seeded_dropout": self.seeded_dropout,
+                "compile": self.compile}
+
     def layout(self) -> str:
         """How a page's seeds and runs share a network (the same maths either way)."""
         return (f"seeds {'stacked' if self.stack_seeds else 'one by one'}"
@@ -141,10 +153,13 @@ def resolve(cfg) -> Runtime:
     if cfg.dropout_streams == "global" and cuda:
         raise ValueError("dropout_streams='global' needs the CPU generator: use 'auto' or "
                          "'seeded' on CUDA")
+    default = DEFAULTS["cuda" if cuda else "cpu"]
+    generators = default["generators"] if cfg.generators == "auto" else cfg.generators
+    dropout = default["dropout_streams"] if cfg.dropout_streams == "auto" else cfg.dropout_streams
     return Runtime(
         device=device, bf16=bf16, why_bf16=why,
         channels_last=True if cfg.channels_last is None else cfg.channels_last,
-        generator_device=torch.device("cpu") if cfg.generators == "cpu" or not cuda else device,
-        seeded_dropout=cuda if cfg.dropout_streams == "auto" else cfg.dropout_streams == "seeded",
+        generator_device=device if generators == "device" and cuda else torch.device("cpu"),
+        seeded_dropout=dropout == "seeded",
         compile=cfg.compile, stack_seeds=cfg.model.name in STACKED.get(device.type, ()),
         stack_settings=cfg.model.name in SETTINGS_STACKED.get(device.type, ()))

@@ -18,10 +18,11 @@ import pandas as pd
 import torch
 
 from . import checkpoint
-from .config import DRY_RUN_ROWS, DRY_RUN_STEP_ROWS, TrainConfig, merge
+from .batches import dry_run_batch, stratified_batches
+from .config import DRY_RUN_ROWS, TrainConfig, merge
 from .problem import PUData
 from .members import SingleModel, StackedModels
-from .forks import data_keys, fork_epoch, pick, trunks
+from .forks import TrunkStates, data_keys, fork_epoch, pick, trunk_epoch, with_trunks
 from .groups import stack_groups
 from .evaluation import (Scored, ULosses, final_wrong, test_metrics, thresholds, validation_risks,
                          view_errors)
@@ -32,40 +33,8 @@ from .runtime import resolve, resolve_device
 from .selection import SelectedSet
 from .stacking import NotStackable
 
-__all__ = ["TrainConfig", "RunResult", "train", "train_seeds", "train_grid", "fit",
-           "resolve_device", "stratified_batches"]
-
-def n_batches(n_p: int, n_u: int, batch_size: int) -> int:
-    """Mini-batches an epoch: ⌈(n_p + n_u)/batch_size⌉, capped at n_p so that every batch
-    has a labelled positive (the loop's rule, also the cost model's)."""
-    return max(1, min(n_p, math.ceil((n_p + n_u) / batch_size)))
-
-
-def stratified_batches(n_p: int, n_u: int, s_index: torch.Tensor, batch_size: int,
-                       gen: torch.Generator):
-    """Shuffle P, U and S and cut each into the same number of mini-batches.
-
-    Every batch then holds P, U and S in the proportions of the whole set
-    (Algorithm 1, line 3), :func:`n_batches` of them. Indices are drawn on ``gen``'s device.
-    """
-    n = n_batches(n_p, n_u, batch_size)
-    dev = gen.device
-    p = torch.randperm(n_p, generator=gen, device=dev).tensor_split(n)
-    u = torch.randperm(n_u, generator=gen, device=dev).tensor_split(n)
-    s_index = s_index.to(dev)
-    s = s_index[torch.randperm(len(s_index), generator=gen, device=dev)].tensor_split(n)
-    return list(zip(p, u, s))
-
-
-def dry_run_batch(batch: tuple, rows: int = DRY_RUN_STEP_ROWS) -> tuple:
-    """A dry run's cut of one step's batch (each member's P, U and S indices): its first
-    ``rows`` rows in the batch's proportions, at least one of P and of U. P and U keep
-    equal sizes across members (S may differ: it is padded), so stacks stay stackable."""
-    p, u = len(batch[0][0]), len(batch[0][1])
-    share = min(1.0, rows / (p + u))
-    return tuple((bp[:max(1, round(p * share))], bu[:max(1, round(u * share))],
-                  bs[:round(len(bs) * share)]) for bp, bu, bs in batch)
-
+__all__ = ["TrainConfig", "RunResult", "train", "train_seeds", "train_grid", "fit", "fit_shared",
+           "resolve_device"]
 
 @dataclass
 class RunResult:
@@ -297,42 +266,80 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
 
 
 def fit_shared(datas: list[list], seeds: list, cfgs: list[TrainConfig], stacked: bool,
-               together: bool) -> list[list]:
+               together: bool, states: TrunkStates | None = None) -> list[list]:
     """:func:`fit` of runs — run i is ``cfgs[i]`` on ``datas[i]`` (one PUData per seed of
-    ``seeds``) — each branch forked from its trunk (:func:`~pusupport.core.forks.trunks`)
-    at its first selection instead of trained from the start; each run's results.
+    ``seeds``) — each branch forked from its trunk at its first selection instead of trained
+    from the start (:func:`~pusupport.core.forks.with_trunks`: a branch without its trunk
+    among the runs trains its first epochs as that trunk, once); each run's results.
 
-    ``together``: every run and seed in one network (settings stacked): the runs that fork
-    from nothing train up to the first fork epoch, the branches of that epoch join them,
-    and so on to the last epoch. Else each run is its own network (its seeds stacked when
-    ``stacked``): a trunk trains to each fork epoch of its branches, which go on from there.
+    ``together``: every run and seed in one network (settings stacked), the branches of a
+    fork epoch joining the runs trained up to it; else each trunk its own network (its seeds
+    stacked when ``stacked``), trained to each fork epoch of its branches, which go on from
+    there. ``states``: where trunks' states at fork epochs are kept between calls — a trunk
+    kept there at a fork epoch goes on from it instead of training to it (together: at its
+    first, in a network of its own), and each trunk's state at each fork epoch it trains to
+    (a trunk run's own included, :func:`~pusupport.core.forks.trunk_epoch`) is kept there.
     """
-    forking = any(fork_epoch(c) is not None for c in cfgs)
-    parent = trunks(data_keys(datas), cfgs) if forking else [None] * len(cfgs)
+    K, n = len(seeds), len(cfgs)
+    cfgs, parent, data_of = with_trunks(data_keys(datas), list(cfgs))
+    datas = [datas[i] for i in data_of]
     at = {i: fork_epoch(cfgs[i]) for i, p in enumerate(parent) if p is not None}
-    K = len(seeds)
+    forks_at = {t: sorted({e for b, e in at.items() if parent[b] == t})
+                for t in {p for p in parent if p is not None}}
+    if states is not None:                   # a trunk run keeps its state where a branch would fork
+        for i in range(n):
+            if parent[i] is None and (own := trunk_epoch(cfgs[i])) is not None:
+                forks_at[i] = sorted({*forks_at.get(i, ()), own})
 
     def stage(runs, state=None, stop=None):
         out = fit([d for i in runs for d in datas[i]], list(seeds) * len(runs),
                   [cfgs[i] for i in runs for _ in seeds], stacked, state, stop)
         return out if stop else [out[j * K:(j + 1) * K] for j in range(len(runs))]
-    if together:
-        active, state = [i for i, p in enumerate(parent) if p is None], None
-        for epoch in sorted(set(at.values())):
-            state = stage(active, state, epoch)
-            grown = sorted(active + [i for i, e in at.items() if e == epoch])
+
+    def stored(t, epoch):                    # the trunk's state at ``epoch``, if kept
+        return None if states is None else states.get(cfgs[t], list(seeds), datas[t], stacked, epoch)
+
+    def keep(active, state, epoch):          # each trunk's state at this fork epoch, for later
+        for t in active:
+            if states is not None and epoch in forks_at.get(t, ()):
+                states.put(cfgs[t], list(seeds), datas[t], stacked, epoch,
+                           pick(state, [active.index(t) * K + j for j in range(K)], [False] * K))
+
+    def grow(runs, state=None):             # ``runs`` as one network, branches joining it
+        active = [i for i in runs if parent[i] is None]
+        for epoch in sorted({e for t in active for e in forks_at.get(t, ())}):
+            if state is None or state["epoch"] < epoch:
+                state = stage(active, state, epoch)
+                keep(active, state, epoch)
+            grown = sorted([i for i in active if i < n or epoch < forks_at[i][-1]]
+                           + [i for i in runs if at.get(i) == epoch])
             state = pick(state, [active.index(i if i in active else parent[i]) * K + j
                                  for i in grown for j in range(K)],
                          [i not in active for i in grown for _ in range(K)])
             active = grown
-        return stage(active, state)
-    out = [None] * len(cfgs)
-    for i in (i for i, p in enumerate(parent) if p is None):
+        return dict(zip(active, stage(active, state)))
+
+    out: dict = {}
+    if together:                             # a trunk kept at its first fork: its own network
+        apart = {t: s for t in range(len(cfgs)) if t in forks_at
+                 and (s := stored(t, forks_at[t][0])) is not None}
+        for t, state in apart.items():
+            out.update(grow([t, *(b for b in at if parent[b] == t)],
+                            pick(state, list(range(K)), [False] * K)))
+        rest = [i for i in range(len(cfgs)) if i not in apart and parent[i] not in apart]
+        out.update(grow(rest) if rest else {})
+        return [out[i] for i in range(n)]
+    for t in (t for t in range(len(cfgs)) if parent[t] is None):
         state = None
-        for epoch in sorted({e for b, e in at.items() if parent[b] == i}):
-            state = stage([i], state, epoch)
-            for b in (b for b, e in at.items() if parent[b] == i and e == epoch):
+        for epoch in forks_at.get(t, ()):
+            if (found := stored(t, epoch)) is not None:
+                state = pick(found, list(range(K)), [False] * K)
+            else:
+                state = stage([t], state, epoch)
+                keep([t], state, epoch)
+            for b in (b for b, e in at.items() if parent[b] == t and e == epoch):
                 out[b] = stage([b], pick(state, list(range(K)), [True] * K))[0]
             state = pick(state, list(range(K)), [False] * K)
-        out[i] = stage([i], state)[0]
-    return out
+        if t < n:
+            out[t] = stage([t], state)[0]
+    return [out[i] for i in range(n)]

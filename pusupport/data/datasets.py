@@ -7,8 +7,6 @@ decodes once, and caches the decoded tensors under ``<data_dir>/cache``.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import gzip
 import pickle
 import shutil
@@ -179,28 +177,6 @@ DATASETS = {
     "cifar100": (load_cifar100, CIFAR100_POSITIVE),
     "20news": (load_20news, NEWS_POSITIVE),
     "fashion_mnist": (load_fashion_mnist, FASHION_MNIST_POSITIVE),
-}
-
-
-@dataclass(frozen=True)
-class Sizes:
-    """A data set's sizes at the paper's protocol, for the cost model: training and test
-    rows (None: set by the settings), one row's shape, the positive share of the training
-    set, and for tf-idf rows {max_features: (words, mean non-zeros of a training row)}."""
-
-    n_train: int | None
-    n_test: int | None
-    shape: tuple
-    positive: float | None = None
-    words: dict | None = None
-
-
-SIZES = {
-    "synthetic": Sizes(None, None, (2,)),
-    "cifar10": Sizes(50_000, 10_000, (3, 32, 32), positive=len(CIFAR10_POSITIVE) / 10),
-    "cifar100": Sizes(50_000, 10_000, (3, 32, 32)),
-    "20news": Sizes(11_314, 7_532, (130_107,), words={None: (130_107, 158), 20_000: (20_000, 141)}),
-    "fashion_mnist": Sizes(60_000, 10_000, (1, 28, 28)),
 }
 
 

@@ -10,7 +10,7 @@ import pandas as pd
 
 from ...core.evaluation import at_own_choice
 from ...core.methods import get_method
-from ...data.datasets import SIZES
+from ...data.sizes import SIZES
 from ..claims import Claim, Outcome, floor_for, per_point
 from ..experiment import Experiment, RunSpec
 from ..verdicts import (CONTRADICTED, INCONCLUSIVE, REPRODUCED, RULED_OUT, SMALLER_GAIN, SMALLER_LOSS,

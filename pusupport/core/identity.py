@@ -1,0 +1,132 @@
+"""A run's identity: what its numbers depend on, and nothing else.
+
+Its settings (less :data:`NOT_RESULTS`), each seed's data (:func:`data_identity`), the code
+that trains (:func:`code_version`) and the device choices that change arithmetic
+(:meth:`~pusupport.core.runtime.Runtime.numbers`). The run store, checkpoints and committed
+parts all key runs by these. The code is hashed by meaning: its syntax tree, without
+comments, docstrings, error messages or a method's presentation (label, colour, prose,
+sources: the :class:`~pusupport.core.methods.Method` fields marked ``shown``), so that
+rewording, recolouring or reformatting keeps every stored run, and editing a risk does not.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import subprocess
+from dataclasses import fields
+from functools import lru_cache
+from pathlib import Path
+
+#: Settings that change where a run goes or how it is shown, never its numbers: the one
+#: list of them (the run store, checkpoints and a page's settings fingerprint leave them out).
+NOT_RESULTS = ("progress", "checkpoint_dir", "checkpoint_every", "device")
+#: The package's code that trains: these folders' modules, less :data:`NOT_TRAINING`.
+TRAINING_CODE = ("core", "data")
+#: Modules there that store, show, place or identify a run, or size it for the cost model
+#: (their choices that change numbers enter the key apart: :meth:`Runtime.numbers`), and a
+#: page's own settings (what it varies or shows, beyond single runs).
+NOT_TRAINING = ("core/atomic.py", "core/checkpoint.py", "core/identity.py", "core/page_settings.py",
+                "core/progress.py", "core/runtime.py", "data/sizes.py")
+PACKAGE = Path(__file__).parents[1]
+
+
+def _sources(ref: str | None) -> list[tuple[str, bytes]]:
+    """(path under the package, text) of every module of :data:`TRAINING_CODE`, in this
+    checkout or at the git commit ``ref``."""
+    if ref is None:
+        found = [(p.relative_to(PACKAGE).as_posix(), p.read_bytes())
+                 for folder in TRAINING_CODE for p in (PACKAGE / folder).rglob("*.py")]
+    else:
+        git = ["git", "-C", str(PACKAGE.parent)]
+        listed = subprocess.run([*git, "ls-tree", "-r", "--name-only", ref, "--",
+                                 *(f"{PACKAGE.name}/{f}" for f in TRAINING_CODE)],
+                                capture_output=True, text=True, check=True).stdout.split()
+        found = [(name.split("/", 1)[1], subprocess.run([*git, "show", f"{ref}:{name}"],
+                                                        capture_output=True, check=True).stdout)
+                 for name in listed if name.endswith(".py")]
+    return [(name, text) for name, text in found if name not in NOT_TRAINING]
+
+
+@lru_cache(maxsize=1)
+def _shown() -> tuple[frozenset, frozenset]:
+    """The positions and names of :class:`Method`'s presentation fields."""
+    from .methods import Method
+    names = [f.name for f in fields(Method)]
+    shown = {f.name for f in fields(Method) if f.metadata.get("shown")}
+    return frozenset(i for i, n in enumerate(names) if n in shown), frozenset(shown)
+
+
+def _is_text(node) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+class _Meaning(ast.NodeTransformer):
+    """A module's tree less what cannot change a number."""
+
+    def _body(self, node):
+        self.generic_visit(node)
+        if node.body and isinstance(node.body[0], ast.Expr) and _is_text(node.body[0].value):
+            node.body = node.body[1:] or [ast.Pass()]
+        return node
+
+    visit_Module = visit_ClassDef = visit_FunctionDef = visit_AsyncFunctionDef = _body
+
+    def visit_Raise(self, node):            # an error's words, not its type
+        for part in ast.walk(node):
+            if isinstance(part, ast.Call):
+                part.args = [a for a in part.args if not (_is_text(a) or isinstance(a, ast.JoinedStr))]
+        return node
+
+    def visit_Call(self, node):             # a method's presentation
+        self.generic_visit(node)
+        called = getattr(node.func, "id", getattr(node.func, "attr", None))
+        if called == "Method":
+            at, names = _shown()
+            node.args = [ast.Constant(None) if i in at else a for i, a in enumerate(node.args)]
+            node.keywords = [k for k in node.keywords if k.arg not in names]
+        return node
+
+
+def _canonical(node) -> str:
+    """The tree as text, the same on every Python version (no positions, no empty fields)."""
+    if isinstance(node, ast.AST):
+        parts = (f"{k}={_canonical(v)}" for k, v in ast.iter_fields(node) if v is not None and v != [])
+        return f"{type(node).__name__}({','.join(parts)})"
+    if isinstance(node, list):
+        return f"[{','.join(map(_canonical, node))}]"
+    return repr(node)
+
+
+def meaning(text: bytes | str) -> str:
+    """The part of a module's source that can change a number, as canonical text."""
+    return _canonical(_Meaning().visit(ast.parse(text)))
+
+
+def code_version(ref: str | None = None) -> str:
+    """A hash of the meaning (:func:`meaning`) of the code that trains, in this checkout or
+    at the git commit ``ref``: a stored run, checkpoint or committed part from other
+    training code is not reused; one from a reworded docstring, a colour or a page is."""
+    digest = hashlib.sha256()
+    for name, text in sorted(_sources(ref)):
+        digest.update(name.encode() + b"\0" + meaning(text).encode() + b"\0")
+    return digest.hexdigest()[:16]
+
+
+def checksum(*tensors) -> str:
+    """A short sha256 of tensors' dtypes, shapes and bytes (sparse rows: all their parts)."""
+    digest = hashlib.sha256()
+    for t in tensors:
+        parts = (t.crow, t.col, t.val) if hasattr(t, "crow") else (t,)
+        for part in parts:
+            digest.update(str((part.dtype, tuple(part.shape))).encode())
+            digest.update(part.detach().contiguous().cpu().numpy().tobytes())
+    return digest.hexdigest()[:16]
+
+
+def data_identity(data) -> dict:
+    """What identifies one seed's PU data: its name, π and a checksum of every tensor (the
+    validation split's where one is held out)."""
+    held = [] if data.x_val_p is None else [data.x_val_p, data.x_val_u]
+    return {"name": data.name, "prior": float(data.prior),
+            "tensors": checksum(data.x_p, data.x_u, data.u_truth, data.u_in_p, data.x_test,
+                                 data.y_test, *held)}

@@ -1,0 +1,97 @@
+"""A run's identity is what shapes its numbers, nothing else: edits to a method's presentation,
+its prose, a page's knobs or the cost model's sizes keep every run key and checkpoint
+fingerprint; an edit to a risk, or to a device default that changes arithmetic, changes them."""
+import shutil
+from dataclasses import replace
+
+import pytest
+import torch
+
+from pusupport.book.store import run_key, trunk_key
+from pusupport.core import checkpoint, identity, runtime
+from pusupport.core.config import TrainConfig
+from pusupport.data import synthetic
+
+CFG = TrainConfig(method="aapu", epochs=6, select_from=3, n_select=2, progress=False)
+DATA = [synthetic(0, n_labeled=10, n_unlabeled=40, n_test=20)]
+
+#: (module, text in it, its replacement): each edit can change no number.
+PRESENTATION = {
+    "aaPU's plot colour": ("core/methods.py", 'color="#d62728"', 'color="#000000"'),
+    "VPU's departures prose, and a comment on it": (
+        "core/baselines/vpu.py", "departures=(", "departures=(  # the reasons, reworded\n"
+        '                    ("a departure added", "for a test"),'),
+    "a page knob": ("core/page_settings.py", "n_seeds: int = 1", "n_seeds: int = 3"),
+    "a size of the cost model": ("data/sizes.py", "Sizes(60_000, 10_000", "Sizes(60_001, 10_000"),
+    "a risk's docstring": ("core/risks.py", "Non-negative PU risk (Kiryo et al. 2017; paper Eq. 9).",
+                           "Kiryo et al.'s non-negative PU risk (paper Eq. 9)."),
+    "an error's words": ("core/training.py", "training diverged —", "the training diverged —"),
+}
+#: Edits that change numbers.
+NUMBERS = {
+    "a risk": ("core/risks.py", "g_p.new_zeros(g_p.shape[:-1] + (0,)), prior, loss, beta, gamma,",
+               "g_p.new_zeros(g_p.shape[:-1] + (0,)), prior * 1.01, loss, beta, gamma,"),
+}
+
+
+@pytest.fixture
+def package(tmp_path, monkeypatch):
+    """A copy of the package that the identity reads; ``edit(module, old, new)`` changes it."""
+    copy = tmp_path / "pusupport"
+    shutil.copytree(identity.PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(identity, "PACKAGE", copy)
+
+    def edit(module, old, new):
+        path = copy / module
+        text = path.read_text()
+        assert text.count(old) == 1, f"{old!r} is not once in {module}: update this test"
+        path.write_text(text.replace(old, new))
+    return edit
+
+
+def keys(cfg=CFG) -> tuple:
+    """Every key a run is known by: the store's, a trunk's, a checkpoint's."""
+    return (identity.code_version(), run_key(cfg, [0], DATA, stacked=False),
+            trunk_key(replace(cfg, method="nnpu"), [0], DATA, False, 3),
+            repr(checkpoint.fingerprint(cfg, DATA, [0])))
+
+
+@pytest.mark.parametrize("what", PRESENTATION)
+def test_an_edit_that_cannot_change_a_number_keeps_every_key(package, what):
+    before = keys()
+    package(*PRESENTATION[what])
+    assert keys() == before
+
+
+@pytest.mark.parametrize("what", NUMBERS)
+def test_an_edit_to_a_risk_changes_every_key(package, what):
+    before = keys()
+    package(*NUMBERS[what])
+    assert all(a != b for a, b in zip(keys(), before))
+
+
+def test_the_device_defaults_that_change_numbers_are_in_every_key(monkeypatch):
+    """CUDA's default dropout streams (seeded per member) changed to another: on a (stand-in)
+    GPU every key changes; on the CPU none does."""
+    monkeypatch.setattr(runtime, "resolve_device", lambda d: torch.device("cpu" if d == "auto" else d))
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda: True)
+    gpu = replace(CFG, device="cuda")
+    before, cpu = keys(gpu), keys()
+    assert before != cpu
+    monkeypatch.setitem(runtime.DEFAULTS, "cuda", {**runtime.DEFAULTS["cuda"], "dropout_streams": "global"})
+    assert runtime.resolve(gpu).seeded_dropout is False
+    assert all(a != b for a, b in zip(keys(gpu)[1:], before[1:])) and keys(gpu)[0] == before[0]
+    assert keys() == cpu
+
+
+def test_meaning_leaves_out_comments_docstrings_layout_and_error_words_only():
+    same = ['def f(x):\n    "doc"\n    return x + 1  # one\n',
+            'def f(x):\n    """Another doc."""\n\n    return (x +\n            1)\n']
+    assert identity.meaning(same[0]) == identity.meaning(same[1])
+    assert identity.meaning("def f(x):\n    return x + 2\n") != identity.meaning(same[0])
+    raised = 'if x:\n    raise ValueError(f"bad {x}")\n'
+    assert identity.meaning(raised) == identity.meaning('if x:\n    raise ValueError("worse")\n')
+    assert identity.meaning(raised) != identity.meaning('if x:\n    raise TypeError("bad")\n')
+    shown = 'Method("m", "M", "prose", risk=r, color="#fff", source="s", departures=(1,))'
+    assert identity.meaning(shown) == identity.meaning('Method("m", "N", "other", risk=r)')
+    assert identity.meaning(shown) != identity.meaning('Method("m", "M", "prose", risk=q)')
