@@ -123,8 +123,8 @@ def bench_news(data_dir, epochs=3):
 
 
 def bench_stacking(data_dir, quick):
-    """K seeds stacked vs one by one, per model, one thread (pusupport.core.runtime.STACKED["cpu"])."""
-    from pusupport.core.runtime import STACKED
+    """K seeds stacked vs one by one, per model, one thread (pusupport.core.runtime.STACKED, this CPU's)."""
+    from pusupport.core.runtime import STACKED, measured
     from pusupport.data.datasets import DATASETS, make_pu
     from pusupport.data.files import DatasetNotFoundError
     cases = {"mlp": (lambda s: synthetic(s, n_labeled=100, n_unlabeled=1000, n_test=10_000), 10,
@@ -162,7 +162,7 @@ def bench_stacking(data_dir, quick):
             out[model] = {"seeds": k, "epochs": cfg.epochs, "stacked_s": t_stacked,
                           "one_by_one_s": t_single, "stacking_speedup": t_single / t_stacked,
                           "max_final_error_difference": max(errors),
-                          "in_cpu_stacked": model in STACKED["cpu"]}
+                          "in_cpu_stacked": model in measured(STACKED, "cpu")}
     finally:
         torch.set_num_threads(threads)
     return out

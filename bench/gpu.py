@@ -14,7 +14,7 @@ inputs of the data set's shape and sizes — speed does not depend on the pixels
   shared_epoch_s       N runs of the loop in N processes at once on the one device, each;
                        shared_throughput = N × loop / shared (> 1: sharing pays)
   *_peak_memory_gib    the loop's and the stack's peak GPU memory
-The runtime's ``STACKED["cuda"]`` must list exactly the models whose stacked member is
+The runtime's ``STACKED`` entry for this GPU must list exactly the models whose stacked member is
 faster than one run (tests/test_runtime.py reads this file). Epoch times are medians over
 the timed epochs after one warm-up epoch (cuDNN's autotuning).
 """

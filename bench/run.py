@@ -25,8 +25,8 @@ Top-level keys (the performance issue's targets in brackets):
                                one stacked network and one by one (channels_last), at one
                                thread as a book's Ray task runs them: the seconds, the
                                speed-up of stacking (< 1: one by one is faster), equal
-                               final errors; the runtime's STACKED["cpu"] must list exactly
-                               the models with a speed-up above 1
+                               final errors; the runtime's STACKED entry for this CPU
+                               must list exactly the models with a speed-up above 1
   readings                     the readings page's grid (every run it plans × 10 seeds, the
                                synthetic task, fewer epochs) at one thread: trained as one
                                network stacked across settings (train_grid) against run

@@ -2,14 +2,16 @@
 
     python bench/store_seconds.py results/runs [other/results/runs …]
 
-Each stored run's clock is its history's ``wall_time`` at its last epoch (a stacked run's
-seeds share one clock; a whole stored result, one seed, its own). A forked run's history
-(aaPU's) starts with its trunk's rows, clock included (:mod:`pusupport.core.forks`): its
-own seconds are counted from the last of those. Prints the seconds per page that trained the
-runs and in all.
+Each stored run's clock is its history's ``wall_time`` (a stacked run's seeds share one
+clock; a whole stored result, one seed, its own). A forked run's history (aaPU's) starts
+with its trunk's rows, clock included (:mod:`pusupport.core.forks`), as does a trunk's state
+kept at a fork (``trunk-*.pt``): the clocks form a tree, and each stretch of it is counted
+once — a history's seconds are those after the last of its clock readings already counted.
+Prints the seconds per page that trained the runs and in all.
 """
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from collections import Counter
@@ -18,31 +20,48 @@ from pathlib import Path
 import torch
 
 from pusupport.book.records import read_history
-from pusupport.core.methods import get_method
 
 
-def own_seconds(store: Path) -> Counter:
-    """{page: training seconds} of the runs in ``store``."""
-    clocks = {}
-    for meta in store.glob("*.json"):
+def clocks(store: Path) -> list[tuple[str, list[float]]]:
+    """(page, clock readings) of every stored run, trunk state and whole result in ``store``."""
+    out = []
+    for meta in sorted(store.glob("*.json")):
         wall = read_history(meta.with_suffix(".csv")).wall_time
-        clocks[meta] = json.loads(meta.read_text()), wall.drop_duplicates().tolist()
-    seen = Counter(t for _, times in clocks.values() for t in times)
-    out = Counter()
-    for info, times in clocks.values():
-        forks = get_method(info["method"]).before_selection is not None
-        shared = [t for t in times if forks and seen[t] > 1]       # rows copied from its trunk
-        out[info["page"]] += times[-1] - (shared[-1] if shared else 0.0)
-    for path in store.glob("result-*.pt"):               # whole results a page read
+        out.append((json.loads(meta.read_text())["page"], wall.drop_duplicates().tolist()))
+    for path in sorted(store.glob("trunk-*.pt")):
+        kept = torch.load(path, weights_only=False)
+        out.append((kept.get("page", "?"), [row["wall_time"] for row in kept["state"]["history"][0]]))
+    for path in sorted(store.glob("result-*.pt")):        # whole results a page read
         saved = torch.load(path, weights_only=False)
-        out[saved["page"]] += saved["result"].history.wall_time.iloc[-1]
+        out.append((saved["page"], saved["result"].history.wall_time.tolist()))
     return out
 
 
-if __name__ == "__main__":
-    for folder in map(Path, sys.argv[1:]):
+def own_seconds(store: Path) -> Counter:
+    """{page: training seconds} of the runs in ``store``, each shared stretch counted once."""
+    counted, out = set(), Counter()
+    for page, times in clocks(store):
+        shared = [t for t in times if t in counted]
+        out[page] += times[-1] - (shared[-1] if shared else 0.0)
+        counted.update(times)
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("stores", nargs="+", type=Path, metavar="RUNS",
+                    help="a run store: a build's <output-dir>/runs folder (e.g. results/runs)")
+    args = ap.parse_args(argv)
+    for folder in args.stores:
+        if not any(folder.glob("*.json")):
+            ap.error(f"{folder} holds no stored run: name a build's run store, e.g. results/runs")
         pages = own_seconds(folder)
         runs = len(list(folder.glob("*.json"))) + len(list(folder.glob("result-*.pt")))
         print(f"{folder}: {sum(pages.values()):,.0f} s training in {runs} stored runs")
         for page, seconds in pages.most_common():
             print(f"  {page:20s} {seconds:8,.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from pusupport.core.config import ModelConfig, TrainConfig
-from pusupport.core.runtime import STACKED
+from pusupport.core.runtime import GPU_MEASURED, STACKED
 from pusupport.book.cost import Data, Run, forward_flops, markdown, plan_runs, price, run_flops, run_memory
 from dataclasses import replace
 
@@ -77,7 +77,7 @@ def test_the_cost_model_prices_the_plan_a_page_runs():
     plan = lambda s: [RunSpec("a", "nnpu"), RunSpec("b", "nnpu", {"train": {"epochs": 2}}, seeds=1)]
     new = Experiment("not_a_page", dataset="synthetic", plan=plan,
                      changes={"paper": {"train": dict(epochs=4), "page": dict(n_seeds=3)}})
-    assert "mlp" in STACKED["cuda"]                   # measured faster stacked on a GPU
+    assert "mlp" in STACKED[GPU_MEASURED]              # measured faster stacked on a GPU
     a, b = plan_runs(new.runs())
     assert (a.seeds, a.stacked, a.cfg.epochs) == (3, True, 4)
     assert (b.seeds, b.cfg.epochs) == (1, 2)
@@ -119,7 +119,7 @@ def test_on_a_gpu_the_cifar_pages_at_paper_train_and_are_priced_one_seed_at_a_ti
     stacked (core/runtime.py); the cost model prices the layout the runtime picks."""
     plan = get("real_data").runs(dataset)
     assert plan.device == "cuda" and plan.jobs
-    assert all(r.cfg.model.name not in STACKED["cuda"] for r in plan.runs)
+    assert all(r.cfg.model.name not in STACKED[GPU_MEASURED] for r in plan.runs)
     assert all(len(job.seeds) == 1 for job in plan.jobs)
     assert {s for job in plan.jobs for s in job.seeds} == set(range(10))
     assert all(not r.stacked and r.seeds == 1 for r in plan_runs(plan))

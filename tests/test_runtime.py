@@ -9,6 +9,7 @@ import torch
 
 from pusupport.core.config import TrainConfig
 from pusupport.data import synthetic
+from pusupport.core import runtime
 from pusupport.core.runtime import STACKED, cpu_bf16_instructions, resolve
 from pusupport.core.training import train, train_seeds
 
@@ -83,4 +84,21 @@ def test_the_gpu_layout_table_is_the_gpu_benchmarks_answer():
     bench = json.loads((Path(__file__).parents[1] / "bench" / "results-cuda.json").read_text())
     assert bench["machine"]["gpu"] and not bench["machine"]["quick"]
     faster = {model for model, r in bench["models"].items() if r["stacking_speedup"] > 1}
-    assert set(STACKED["cuda"]) == faster and set(bench["models"]) >= {"kiryo_cnn", "coteaching_cnn"}
+    assert set(STACKED["cuda", bench["machine"]["gpu"]]) == faster
+    assert set(bench["models"]) >= {"kiryo_cnn", "coteaching_cnn"}
+
+
+def test_a_machine_not_measured_borrows_its_device_type_s_layouts_and_says_so(monkeypatch, capsys):
+    """A CPU without native bf16 (or another GPU) gets the measured machine's layouts, with one
+    line naming what it borrows; the measured machine, and a GPU priced from a CPU, say nothing."""
+    monkeypatch.setattr(runtime, "_BORROWED", set())
+    monkeypatch.setattr(runtime, "cpu_bf16_instructions", lambda: "avx512_bf16")
+    assert runtime.measured(STACKED, "cpu") == ("mlp",) and capsys.readouterr().out == ""
+    assert runtime.measured(STACKED, "cuda") == ("mlp",) and capsys.readouterr().out == ""
+    monkeypatch.setattr(runtime, "cpu_bf16_instructions", lambda: None)
+    assert runtime.measured(STACKED, "cpu") == STACKED[runtime.CPU_MEASURED]
+    assert runtime.measured(runtime.SETTINGS_STACKED, "cpu") == ()
+    said = capsys.readouterr().out
+    assert said == ("layouts: nothing measured on this cpu (no native bf16); borrowing the avx512_bf16 "
+                    "cpu's measurements (`make bench` measures this one)\n")
+    assert runtime.measured(runtime.SHARED, "cpu", {}) == {}

@@ -189,3 +189,20 @@ def test_a_page_s_branches_start_from_the_trunk_another_page_stored(tmp_path, mo
     own = page("readings", tmp_path / "fresh", epochs=10).run(specs)
     cols = ["method", "seed", "epoch", "risk", "test_error", "n_selected", "purity"]
     pd.testing.assert_frame_equal(read[cols], own[cols], check_exact=True)
+
+
+def test_a_trunk_state_is_read_only_where_it_was_evaluated_as_often(tmp_path, monkeypatch):
+    """A trunk kept from a run evaluated at its last epoch only cannot serve a branch that
+    evaluates every epoch (its first epochs' test errors are missing): the branch trains
+    them itself; kept from a run evaluated every epoch, it serves one that evaluates less,
+    its other epochs' test metrics blanked."""
+    store, data = RunStore(tmp_path, "p"), [synthetic(0, n_labeled=10, n_unlabeled=50, n_test=20)]
+    nnpu = TrainConfig(method="nnpu", epochs=5, select_from=3, n_select=2, progress=False, eval_every=0)
+    training.fit_shared([data], [0], [nnpu], stacked=False, together=False, states=store)
+    branch = replace(nnpu, method="aapu", eval_every=1)
+    assert store.get(replace(branch, method="nnpu"), [0], data, False, 3) is None
+    every = replace(nnpu, eval_every=1)
+    training.fit_shared([data], [0], [every], stacked=False, together=False, states=store)
+    kept = store.get(replace(nnpu, method="nnpu"), [0], data, False, 3)
+    assert [row["epoch"] for row in kept["history"][0]] == [1, 2, 3]
+    assert all(row["test_error"] != row["test_error"] for row in kept["history"][0])   # NaN: not asked

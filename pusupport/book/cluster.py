@@ -20,7 +20,7 @@ import importlib.util
 import os
 from dataclasses import replace
 
-from ..core.runtime import SHARED
+from ..core.runtime import SHARED, measured
 from .cost import Run, run_memory
 from .store import train_runs
 
@@ -214,7 +214,7 @@ def job_task(task: dict, job, gpu_memory: float | None = None) -> dict:
     model's) would not fit ``gpu_memory`` bytes (None: not checked)."""
     if not task.get("num_gpus"):
         return task
-    n = max(SHARED["cuda"].get(r.cfg.model.name, 1) for r in job.runs)
+    n = max(measured(SHARED, "cuda", {}).get(r.cfg.model.name, 1) for r in job.runs)
     if gpu_memory and all(r.sizes is not None for r in job.runs):
         peak = max(run_memory(Run(r.cfg, r.sizes, len(job.seeds), job.stacked)) for r in job.runs)
         n = max(1, min(n, int(gpu_memory // peak)))

@@ -14,7 +14,7 @@ from typing import Any, Callable
 from ..core.config import Settings, TrainConfig, authors_recipe, merge
 from ..core.forks import fork_epoch, trunks
 from ..core.methods import get_method
-from ..core.runtime import SETTINGS_STACKED, STACKED
+from ..core.runtime import SETTINGS_STACKED, STACKED, measured
 from ..core.groups import PER_MEMBER
 
 
@@ -132,9 +132,9 @@ class Plan:
 def stacks(run: Planned, device: str) -> bool:
     """Whether ``run``'s seeds train as one stacked network on ``device`` (a type: "cpu",
     "cuda"): where its model stacks there (:data:`~pusupport.core.runtime.STACKED`, from
-    measurements), its method can, its inputs are dense and it has several seeds."""
+    measurements on this machine, or borrowed: :func:`~pusupport.core.runtime.measured`), its method can, its inputs are dense and it has several seeds."""
     return (run.stacks and len(run.seeds) > 1 and run.dense and get_method(run.cfg.method).stacks
-            and run.cfg.model.name in STACKED.get(device, ()))
+            and run.cfg.model.name in measured(STACKED, device))
 
 
 def layout(runs, seeds, device: str) -> list[Job]:
@@ -148,7 +148,7 @@ def layout(runs, seeds, device: str) -> list[Job]:
     for run in runs:
         if not stacks(run, device):
             single.append(run)
-        elif run.cfg.model.name in SETTINGS_STACKED.get(device, ()):
+        elif run.cfg.model.name in measured(SETTINGS_STACKED, device):
             shared = tuple(repr(v) for k, v in asdict(run.cfg).items() if k not in PER_MEMBER)
             grouped.setdefault((run.data, run.seeds, shared), []).append(run)
         else:

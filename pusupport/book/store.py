@@ -116,7 +116,7 @@ class RunStore:
     def put(self, cfg, seeds, datas, stacked: bool, epoch: int, state: dict) -> None:
         """Keep a trunk's state at ``epoch`` for the branches of later jobs and builds."""
         with replacing(Path(self.folder) / f"{trunk_key(cfg, seeds, datas, stacked, epoch)}.pt") as tmp:
-            torch.save({"evaluated": evaluated_epochs(cfg), "state": state}, tmp)
+            torch.save({"page": self.trainer, "evaluated": evaluated_epochs(cfg), "state": state}, tmp)
 
     def result(self, data, cfg):
         """One single-seed run's whole result (history, model, S, U's losses, threshold:

@@ -36,9 +36,9 @@ RUNS = {
     "nnpu and aapu, seeds stacked": ({"nnpu", "aapu", "mlp"}, ("nnpu", "aapu"), {}, "synthetic", True),
     "nnpu and aapu, Kiryo's CNN with dropout": ({"nnpu", "aapu", "kiryo_cnn"}, ("nnpu", "aapu"),
                                                {"model": CNN, "batch_size": 16}, "images", False),
-    "nnpu and aapu, Kiryo's CNN, dropout seeded per member (CUDA's default)": (
+    "nnpu and aapu, Kiryo's CNN, seeds stacked, dropout seeded per member (CUDA's default)": (
         {"nnpu", "aapu", "kiryo_cnn"}, ("nnpu", "aapu"),
-        {"model": CNN, "batch_size": 16, "dropout_streams": "seeded"}, "images", False),
+        {"model": CNN, "batch_size": 16, "dropout_streams": "seeded"}, "images", True),
     "nnpu and aapu, sparse rows": ({"nnpu", "aapu", "news_mlp"}, ("nnpu", "aapu"),
                                    {"model": "news_mlp"}, "sparse", False),
     "nnpu and aapu, dense rows, relu": ({"nnpu", "aapu", "news_mlp"}, ("nnpu", "aapu"),

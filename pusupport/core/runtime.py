@@ -16,7 +16,9 @@ dropout_streams   each member's own, seeded with its seed  "global": member k co
                                                            torch's global stream, exactly
                                                            as its single run would
 compile           off                                      off
-stacked seeds     the models of :data:`STACKED` ["cuda"]     the models of :data:`STACKED` ["cpu"]
+stacked seeds     the models of :data:`STACKED` measured     the models of :data:`STACKED`
+                  on this GPU (else on an H200)            measured on this CPU (else on
+                                                           the development machine)
 stacked settings  the models of :data:`SETTINGS_STACKED`   likewise (none: measured slower)
 ================  =======================================  ===============================
 
@@ -51,22 +53,57 @@ import torch
 AUTOCAST = ("auto", "bf16", "off")
 GENERATORS = ("auto", "device", "cpu")
 DROPOUT_STREAMS = ("auto", "global", "seeded")
-#: Per device type, the models whose seeds train faster as one stacked network, from
+#: The machines the layout tables were measured on, each a (device type, what it is) pair:
+#: a CPU by its native bf16 instructions (the 2-core AMD EPYC development machine), a GPU by
+#: its name. Another machine borrows its device type's measurement (:func:`measured`).
+CPU_MEASURED = ("cpu", "avx512_bf16")
+GPU_MEASURED = ("cuda", "NVIDIA H200")
+#: Per machine, the models whose seeds train faster as one stacked network, from
 #: measurements: CPU ``make bench`` (``stacking``): the §4.1 MLP 2.0× faster stacked, the
 #: Fashion-MNIST MLP and CIFAR-10 CNN faster one by one; CUDA ``make bench DEVICE=cuda``
 #: (``bench/results-cuda.json``, H200, ``paper`` settings, 4 seeds): the §4.1 MLP 3.1×
 #: faster stacked, Kiryo's CNN 0.41× and the Co-teaching CNN 0.84× (slower).
-STACKED = {"cpu": ("mlp",), "cuda": ("mlp",)}
-#: Per device type, the models whose runs differing only in values train as one network of
+STACKED = {CPU_MEASURED: ("mlp",), GPU_MEASURED: ("mlp",)}
+#: Per machine, the models whose runs differing only in values train as one network of
 #: runs × seeds: none measured faster (CPU ``make bench`` ``readings``: 0.7× as fast; CUDA,
 #: H200: the CIFAR-10 page's aaPU + nnPU × 10 seeds 2.7× slower a member than one run).
-SETTINGS_STACKED = {"cpu": (), "cuda": ()}
-#: Per device type, how many runs of a model train at once on one GPU (Ray tasks with a
+SETTINGS_STACKED = {CPU_MEASURED: (), GPU_MEASURED: ()}
+#: Per machine, how many runs of a model train at once on one GPU (Ray tasks with a
 #: fraction of it; while that many fit its memory), from measurements: two runs sharing an
 #: H200 gave the §4.1 MLP 1.81× one run's throughput, Kiryo's CNN 0.98× and the
 #: Co-teaching CNN 0.92× (``bench/results-cuda.json``: ``shared_throughput``) — the CNNs
 #: one run a GPU.
-SHARED = {"cuda": {"mlp": 2}}
+SHARED = {GPU_MEASURED: {"mlp": 2}}
+_BORROWED: set = set()
+
+
+def machine(device_type: str) -> tuple[str, str | None]:
+    """This machine as the layout tables key it: ("cpu", its bf16 instructions or "no native
+    bf16"), ("cuda", the GPU's name); a GPU not visible here: ("cuda", None)."""
+    if device_type == "cpu":
+        return "cpu", cpu_bf16_instructions() or "no native bf16"
+    visible = device_type == "cuda" and torch.cuda.is_available()
+    return device_type, torch.cuda.get_device_name() if visible else None
+
+
+def measured(table: dict, device_type: str, empty=()):
+    """``table``'s entry for this machine (:func:`machine`); a machine not measured borrows
+    the one measured for its device type, saying so once a process (a GPU that is not here,
+    as when the cost model prices a GPU plan on a CPU, borrows without a word)."""
+    here = machine(device_type)
+    if here in table:
+        return table[here]
+    borrowed = next((k for k in table if k[0] == device_type), None)
+    if borrowed is None:
+        return empty
+    if here[1] is not None and here not in _BORROWED:
+        _BORROWED.add(here)
+        bench = "make bench DEVICE=cuda" if device_type == "cuda" else "make bench"
+        print(f"layouts: nothing measured on this {device_type} ({here[1]}); borrowing the "
+              f"{borrowed[1]} {device_type}'s measurements (`{bench}` measures this one)", flush=True)
+    return table[borrowed]
+
+
 #: Per device type, what "auto" means for the choices that change numbers (the table above).
 DEFAULTS = {"cuda": {"generators": "device", "dropout_streams": "seeded"},
             "cpu": {"generators": "cpu", "dropout_streams": "global"}}
@@ -161,5 +198,5 @@ def resolve(cfg) -> Runtime:
         channels_last=True if cfg.channels_last is None else cfg.channels_last,
         generator_device=device if generators == "device" and cuda else torch.device("cpu"),
         seeded_dropout=dropout == "seeded",
-        compile=cfg.compile, stack_seeds=cfg.model.name in STACKED.get(device.type, ()),
-        stack_settings=cfg.model.name in SETTINGS_STACKED.get(device.type, ()))
+        compile=cfg.compile, stack_seeds=cfg.model.name in measured(STACKED, device.type),
+        stack_settings=cfg.model.name in measured(SETTINGS_STACKED, device.type))
