@@ -195,3 +195,16 @@ def test_stacked_branches_start_from_a_stored_trunk_together_or_apart(monkeypatc
             for seed, run in zip(SEEDS, results):
                 alone = train(data(seed), cfg, seed=seed)
                 pd.testing.assert_frame_equal(SAME(run.history), SAME(alone.history), atol=1e-9, rtol=1e-9)
+
+
+def test_a_trunk_run_keeps_its_state_only_where_a_branch_could_fork():
+    """nnPU keeps its state at its select_from when that comes before its last epoch; not
+    when it does not (no branch of its settings could fork), nor for a method nothing forks from."""
+    assert forks.trunk_epoch(TrainConfig(**BASE, method="nnpu", select_from=4)) == 4
+    assert forks.trunk_epoch(TrainConfig(**BASE, method="nnpu", select_from=200)) is None
+    assert forks.trunk_epoch(TrainConfig(**BASE, method="nnpu", select_from=4, n_select=0)) is None
+    assert forks.trunk_epoch(TrainConfig(**BASE, method="upu", select_from=4)) is None
+    kept = Kept()
+    training.fit_shared([[data(0)]], [0], [TrainConfig(**BASE, method="nnpu", select_from=200)],
+                        stacked=False, together=False, states=kept)
+    assert kept.put_at == []

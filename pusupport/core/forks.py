@@ -32,20 +32,26 @@ from .methods import METHODS, get_method
 SELECTION_ONLY = ("method", "n_select", "select_from", "allow_repick", "s_weight")
 
 
+def _first_selection(cfg: TrainConfig) -> int | None:
+    """``cfg``'s first selection epoch if it comes before the last epoch (None: no selection
+    before it, or a dry run, which visits only a few epochs)."""
+    if cfg.dry_run or not cfg.n_select:
+        return None
+    return cfg.select_from if 1 <= cfg.select_from < cfg.epochs else None
+
+
 def fork_epoch(cfg: TrainConfig) -> int | None:
     """The last epoch ``cfg``'s run trains as its :attr:`before_selection` method's run:
-    its first selection epoch (None: it never forks — no such method, no selection before
-    the last epoch, or a dry run, which visits only a few epochs)."""
-    if get_method(cfg.method).before_selection is None or cfg.dry_run or not cfg.n_select:
-        return None
-    return cfg.select_from if cfg.select_from < cfg.epochs else None
+    its first selection epoch (None: it never forks — no such method, or no selection before
+    the last epoch)."""
+    return None if get_method(cfg.method).before_selection is None else _first_selection(cfg)
 
 
 def trunk_epoch(cfg: TrainConfig) -> int | None:
     """The epoch a run of ``cfg`` is a trunk at: where a method that trains as ``cfg.method``
-    until its first selection (aaPU for nnPU) forks from it at these settings; else None."""
-    branch = next((m for m, method in METHODS.items() if method.before_selection == cfg.method), None)
-    return None if branch is None else fork_epoch(replace(cfg, method=branch))
+    until its first selection (aaPU for nnPU) would fork from it at these settings; else None."""
+    trunk = any(m.before_selection == cfg.method for m in METHODS.values())
+    return _first_selection(cfg) if trunk else None
 
 
 def shared_settings(cfg: TrainConfig, method: str | None = None) -> dict:
