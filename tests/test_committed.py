@@ -135,7 +135,7 @@ def test_a_part_from_other_training_code_joins_only_where_the_suite_agrees(tmp_p
     """Other training code whose suite runs agree joins; one whose suite differs in a run the
     page uses is refused, naming that run and what to compare; a run the page does not use
     (VPU on the synthetic page at `paper`) is not asked."""
-    _commit(tmp_path, seeds=[0])
+    _commit(tmp_path, seeds=[0], commit="0ld")          # no such commit here: its record is read
     edited = _edited(monkeypatch, "core/risks.py")
     other = {**SUITE, "nnpu and aapu, seeds stacked": {**SUITE["nnpu and aapu forked"], "risk": "2" * 16}}
     with pytest.raises(ValueError, match=r"other training code .*numbers differ: the reference suite's run "
@@ -180,8 +180,9 @@ def _repository(tmp_path):
 
 def test_a_part_from_a_commit_that_only_refactors_joins_one_that_changes_a_risk_is_refused(tmp_path, monkeypatch):
     """Fixture commits: a refactor of the loop (an in-place sum: other training code, the
-    same numbers) joins a part from the commit before it, the suite run at each commit; a
-    commit that changes the positive risk is refused, naming the first run that differs."""
+    same numbers) joins a part from the commit before it, the suite run here at each commit
+    (not the older part's recorded digests); a commit that changes the positive risk is
+    refused, naming the first run that differs."""
     repo, first, edit = _repository(tmp_path)
     refactor = edit("core/training.py", ("sums += torch.cat(", "sums.add_(torch.cat("),
                     ("-1).reshape(-1, 4) for r in risks])", "-1).reshape(-1, 4) for r in risks]))"))
@@ -192,6 +193,7 @@ def test_a_part_from_a_commit_that_only_refactors_joins_one_that_changes_a_risk_
     versions = [identity.code_version(c) for c in (first, refactor, risk)]
     assert len(set(versions)) == 3
     parts = {c: _made(code=v, commit=c, digests=None) for c, v in zip((first, refactor, risk), versions)}
+    parts[first]["suite"] = SUITE        # a record from another machine: the run here wins
     cm.add_part(_history([0]), "synthetic", "paper", parts[first], root=tmp_path)
     cm.add_part(_history([1]), "synthetic", "paper", parts[refactor], root=tmp_path)
     with pytest.raises(ValueError, match=r"the reference suite's run 'nnpu and aapu forked' — its risk differs"):

@@ -238,12 +238,26 @@ def _uses(code: Page) -> set:
             | ({"validation"} if code.settings.data.validation else set()))
 
 
+def _suite_of(part: dict, recorded_first: bool) -> dict:
+    """A part's reference-suite digests: run here at its commit — on one machine, so that two
+    parts' digests differ only where their code does — else as its provenance recorded them
+    (``recorded_first``: a part made in this process, whose record was run here)."""
+    if recorded_first and part.get("suite"):
+        return part["suite"]
+    try:
+        return suite.at(part["commit"])
+    except (RuntimeError, subprocess.CalledProcessError):
+        if part.get("suite"):
+            return part["suite"]
+        raise
+
+
 def _same_numbers(page: str, profile: str, name: str, other: dict, made: dict, uses: set) -> None:
     """Refuse ``made`` (a part from other training code than part ``name``'s, ``other``) unless
     the reference suite's runs that ``uses`` reaches give the same numbers at both commits
-    (each part's recorded suite, else the suite run at its commit), naming the first that does not."""
+    (:func:`_suite_of`), naming the first that does not."""
     try:
-        old, new = (p.get("suite") or suite.at(p["commit"]) for p in (other, made))
+        old, new = _suite_of(other, False), _suite_of(made, True)
     except (RuntimeError, subprocess.CalledProcessError) as err:
         raise ValueError(f"{page}: part {name} is from other training code ({other['training_code']}, "
                          f"commit {other['commit'][:12]}) and the reference suite could not be run "
