@@ -174,7 +174,7 @@ def test_a_plan_stacks_its_mlp_runs_across_settings_and_keeps_the_tidy_layout(tm
     jobs = [(job.labels, job.seeds) for job in exp.resolved(specs).jobs]
     assert jobs == [(("nnpu", "aapu"), (0, 1)), (("aapu π=0.3",), (0, 1)),   # aaPU forks from nnPU
                     (("aapu n_labeled=30",), (0, 1))] + seed_by_seed
-    monkeypatch.setitem(runtime.SETTINGS_STACKED, "cpu", ("mlp",))     # as if measured faster
+    monkeypatch.setitem(runtime.SETTINGS_STACKED, runtime.CPU_MEASURED, ("mlp",))   # as if measured faster
     jobs = [(job.labels, job.seeds) for job in exp.resolved(specs).jobs]
     assert jobs == [(("nnpu", "aapu", "aapu π=0.3"), (0, 1)), (("aapu n_labeled=30",), (0, 1)),
                     *seed_by_seed]

@@ -88,17 +88,19 @@ def test_the_gpu_layout_table_is_the_gpu_benchmarks_answer():
     assert set(bench["models"]) >= {"kiryo_cnn", "coteaching_cnn"}
 
 
-def test_a_machine_not_measured_borrows_its_device_type_s_layouts_and_says_so(monkeypatch, capsys):
-    """A CPU without native bf16 (or another GPU) gets the measured machine's layouts, with one
-    line naming what it borrows; the measured machine, and a GPU priced from a CPU, say nothing."""
-    monkeypatch.setattr(runtime, "_BORROWED", set())
+def test_a_machine_not_measured_borrows_its_device_type_s_layouts_and_says_so(monkeypatch):
+    """A CPU without native bf16 (or another GPU) gets the measured machine's layouts, with a
+    warning naming what it borrows; the measured machine, and a GPU priced from a CPU, say nothing."""
+    import warnings
     monkeypatch.setattr(runtime, "cpu_bf16_instructions", lambda: "avx512_bf16")
-    assert runtime.measured(STACKED, "cpu") == ("mlp",) and capsys.readouterr().out == ""
-    assert runtime.measured(STACKED, "cuda") == ("mlp",) and capsys.readouterr().out == ""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert runtime.measured(STACKED, "cpu") == ("mlp",)
+        assert runtime.measured(STACKED, "cuda") == ("mlp",)
     monkeypatch.setattr(runtime, "cpu_bf16_instructions", lambda: None)
-    assert runtime.measured(STACKED, "cpu") == STACKED[runtime.CPU_MEASURED]
-    assert runtime.measured(runtime.SETTINGS_STACKED, "cpu") == ()
-    said = capsys.readouterr().out
-    assert said == ("layouts: nothing measured on this cpu (no native bf16); borrowing the avx512_bf16 "
-                    "cpu's measurements (`make bench` measures this one)\n")
+    with pytest.warns(UserWarning, match=r"^layouts: nothing measured on this cpu \(no native bf16\); "
+                      r"borrowing the avx512_bf16 cpu's measurements \(`make bench` measures this one\)$"):
+        assert runtime.measured(STACKED, "cpu") == STACKED[runtime.CPU_MEASURED]
+    with pytest.warns(UserWarning):
+        assert runtime.measured(runtime.SETTINGS_STACKED, "cpu") == ()
     assert runtime.measured(runtime.SHARED, "cpu", {}) == {}

@@ -44,6 +44,7 @@ and risks are computed in float32; the tests bound its effect on final test erro
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -74,7 +75,6 @@ SETTINGS_STACKED = {CPU_MEASURED: (), GPU_MEASURED: ()}
 #: Co-teaching CNN 0.92× (``bench/results-cuda.json``: ``shared_throughput``) — the CNNs
 #: one run a GPU.
 SHARED = {GPU_MEASURED: {"mlp": 2}}
-_BORROWED: set = set()
 
 
 def machine(device_type: str) -> tuple[str, str | None]:
@@ -88,19 +88,19 @@ def machine(device_type: str) -> tuple[str, str | None]:
 
 def measured(table: dict, device_type: str, empty=()):
     """``table``'s entry for this machine (:func:`machine`); a machine not measured borrows
-    the one measured for its device type, saying so once a process (a GPU that is not here,
-    as when the cost model prices a GPU plan on a CPU, borrows without a word)."""
+    the one measured for its device type, saying so in a warning, once (a GPU that is not
+    here, as when the cost model prices a GPU plan on a CPU, borrows without a word)."""
     here = machine(device_type)
     if here in table:
         return table[here]
     borrowed = next((k for k in table if k[0] == device_type), None)
     if borrowed is None:
         return empty
-    if here[1] is not None and here not in _BORROWED:
-        _BORROWED.add(here)
+    if here[1] is not None:
         bench = "make bench DEVICE=cuda" if device_type == "cuda" else "make bench"
-        print(f"layouts: nothing measured on this {device_type} ({here[1]}); borrowing the "
-              f"{borrowed[1]} {device_type}'s measurements (`{bench}` measures this one)", flush=True)
+        warnings.warn(f"layouts: nothing measured on this {device_type} ({here[1]}); borrowing the "
+                      f"{borrowed[1]} {device_type}'s measurements (`{bench}` measures this one)",
+                      stacklevel=2)
     return table[borrowed]
 
 
