@@ -38,6 +38,11 @@ NOT_IN_KEY = (*NOT_RESULTS, "seed", "eval_every")
 EVALUATED = ("test_error", "test_auc", "test_ap", "train_error", "val_risk")
 
 
+def evaluated_only(column: str) -> bool:
+    """Whether a history column exists only at evaluated epochs (blanked at the others)."""
+    return column in EVALUATED or column.startswith(VIEW_PREFIX)
+
+
 def run_key(cfg, seeds, datas, stacked: bool, settings: dict | None = None) -> str:
     """The key of training ``cfg`` on ``datas`` (one per seed of ``seeds``): its settings
     (or ``settings``), seeds, data, training code, the device choices that change numbers,
@@ -110,7 +115,7 @@ class RunStore:
             return None
         for rows in kept["state"]["history"]:
             for row in (r for r in rows if r["epoch"] not in needed):
-                row.update({k: float("nan") for k in row if k in EVALUATED or k.startswith(VIEW_PREFIX)})
+                row.update({k: float("nan") for k in row if evaluated_only(k)})
         return kept["state"]
 
     def put(self, cfg, seeds, datas, stacked: bool, epoch: int, state: dict) -> None:
@@ -166,7 +171,7 @@ class RunStore:
         history["method"] = cfg.method
         blank = ~history.epoch.isin(needed)
         for column in history.columns:
-            if column in EVALUATED or column.startswith(VIEW_PREFIX):
+            if evaluated_only(column):
                 history.loc[blank, column] = float("nan")
         return [history[history.seed == s].reset_index(drop=True) for s in meta["seeds"]], meta["page"]
 
