@@ -23,7 +23,7 @@ from pusupport.book.records import read_history
 
 
 def clocks(store: Path) -> list[tuple[str, list[float]]]:
-    """(page, clock readings) of every stored run, trunk state and whole result in ``store``."""
+    """(page, clock readings) of every stored run and trunk state in ``store``."""
     out = []
     for meta in sorted(store.glob("*.json")):
         wall = read_history(meta.with_suffix(".csv")).wall_time
@@ -31,9 +31,6 @@ def clocks(store: Path) -> list[tuple[str, list[float]]]:
     for path in sorted(store.glob("trunk-*.pt")):
         kept = torch.load(path, weights_only=False)
         out.append((kept.get("page", "?"), [row["wall_time"] for row in kept["state"]["history"][0]]))
-    for path in sorted(store.glob("result-*.pt")):        # whole results a page read
-        saved = torch.load(path, weights_only=False)
-        out.append((saved["page"], saved["result"].history.wall_time.tolist()))
     return out
 
 
@@ -56,7 +53,7 @@ def main(argv=None) -> int:
         if not any(folder.glob("*.json")):
             ap.error(f"{folder} holds no stored run: name a build's run store, e.g. results/runs")
         pages = own_seconds(folder)
-        runs = len(list(folder.glob("*.json"))) + len(list(folder.glob("result-*.pt")))
+        runs = len(list(folder.glob("*.json")))
         print(f"{folder}: {sum(pages.values()):,.0f} s training in {runs} stored runs")
         for page, seconds in pages.most_common():
             print(f"  {page:20s} {seconds:8,.0f} s")

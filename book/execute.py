@@ -233,7 +233,7 @@ def run_ray(selected: list[dict], kwargs: dict, workers: int, earlier: dict,
     progress.left = [p["page"] for p in order]
     progress.running = progress.left[:workers]
     with Heartbeat(progress.beat):
-        return cluster.run_pages(__file__, order, kwargs, task, progress)
+        return cluster.run_pages(execute, order, kwargs, task, progress)
 
 
 #: Page times of a measured `make book` on the development machine (2 cores), committed so

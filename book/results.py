@@ -49,7 +49,8 @@ from pusupport.book.records import read_history
 from pusupport.book.reference import REFERENCE, code_commit, command_line, provenance, relative
 from pusupport.book.registry import book_pages
 from pusupport.book.sources import data_source
-from pusupport.book.store import RunStore, train_runs
+from pusupport.book.runs import train_jobs
+from pusupport.book.store import RunStore
 from pusupport.core.identity import code_version
 from pusupport.core.runtime import resolve
 
@@ -69,9 +70,7 @@ def _page(name: str, args, seeds=None):
 def _help(page, helper: int, helpers: int) -> None:
     """A helper process: train every ``helpers``-th of the plan's runs from its end into the
     run store (the main process trains from the start and reads these)."""
-    store, built = RunStore(page.output_dir / "runs", page.name), {}
-    for job in page.resolved().jobs[::-1][helper::helpers]:
-        train_runs(job, job.datas(built), store)          # each seed's data built once
+    train_jobs(page.resolved().jobs[::-1][helper::helpers], RunStore(page.output_dir / "runs", page.name))
 
 
 def _helpers(name: str, args) -> list:

@@ -6,7 +6,7 @@ import pytest
 
 from pusupport.core.config import ModelConfig, TrainConfig
 from pusupport.core.runtime import GPU_MEASURED, STACKED
-from pusupport.book.cost import Data, Run, forward_flops, markdown, plan_runs, price, run_flops, run_memory
+from pusupport.book.cost import Data, Run, forward_flops, markdown, price, run_flops, run_memory
 from dataclasses import replace
 
 from pusupport.book.experiment import Experiment, RunSpec
@@ -67,7 +67,7 @@ def test_page_total_is_linear_in_seeds_and_epochs():
     formulation = get("formulation")                  # uPU and nnPU: no selection
     base = price(formulation.runs())
     last = sum(forward_flops(r.cfg.model, r.data.shape) * r.data.n_u     # nnPU's U at its last epoch
-               for r in plan_runs(formulation.runs()) if r.cfg.method == "nnpu")
+               for r in formulation.runs().priced() if r.cfg.method == "nnpu")
     longer = replace(formulation, changes={"paper": {"train": dict(epochs=600), "page": dict(n_seeds=3)}})
     assert price(longer.runs()).flops == 3 * (2 * base.flops - last) and price(longer.runs()).runs == 6
 
@@ -78,7 +78,7 @@ def test_the_cost_model_prices_the_plan_a_page_runs():
     new = Experiment("not_a_page", dataset="synthetic", plan=plan,
                      changes={"paper": {"train": dict(epochs=4), "page": dict(n_seeds=3)}})
     assert "mlp" in STACKED[GPU_MEASURED]              # measured faster stacked on a GPU
-    a, b = plan_runs(new.runs())
+    a, b = new.runs().priced()
     assert (a.seeds, a.stacked, a.cfg.epochs) == (3, True, 4)
     assert (b.seeds, b.cfg.epochs) == (1, 2)
     assert price(new.runs()).flops == 3 * run_flops(replace(a, seeds=1)) + run_flops(b)
@@ -122,7 +122,7 @@ def test_on_a_gpu_the_cifar_pages_at_paper_train_and_are_priced_one_seed_at_a_ti
     assert all(r.cfg.model.name not in STACKED[GPU_MEASURED] for r in plan.runs)
     assert all(len(job.seeds) == 1 for job in plan.jobs)
     assert {s for job in plan.jobs for s in job.seeds} == set(range(10))
-    assert all(not r.stacked and r.seeds == 1 for r in plan_runs(plan))
+    assert all(not r.stacked and r.seeds == 1 for r in plan.priced())
 
 
 def test_measured_rates_are_the_gpu_benchmarks_and_price_the_pages_that_use_them():
@@ -158,8 +158,8 @@ def test_the_priced_layout_is_the_executed_one(tmp_path, monkeypatch):
     trained, train = [], executor.train_runs
     monkeypatch.setattr(executor, "train_runs", lambda job, datas, store: (
         trained.append((job.labels, job.seeds)), train(job, datas, store))[1])
-    history = executor.execute(plan)
-    priced = [(r.cfg.method, r.seeds, r.stacked) for r in plan_runs(plan)]
+    history, _ = executor.execute(plan)
+    priced = [(r.cfg.method, r.seeds, r.stacked) for r in plan.priced()]
     assert trained == [(job.labels, job.seeds) for job in plan.jobs]
     assert priced == [(m, 2, True) for m in ("nnpu", "aapu")]        # the §4.1 MLP stacks on a CPU
     assert set(history.method) == {"nnpu", "aapu"}
@@ -189,4 +189,4 @@ def test_every_aapu_reading_joins_the_job_of_the_nnpu_run_it_forks_from():
     assert set(forked) == {r.label for r in plan.runs if r.cfg.method == "aapu"} and len(forked) == 9
     assert sorted(set(forked.values())) == [100, 200, 400]
     alone = sum(r.cfg.epochs for r in plan.runs)
-    assert sum(r.cfg.epochs - r.first + 1 for r in plan_runs(plan)) == alone - sum(forked.values())
+    assert sum(r.cfg.epochs - r.first + 1 for r in plan.priced()) == alone - sum(forked.values())

@@ -195,4 +195,5 @@ def test_runs_sharing_a_declared_gpu_give_the_runs_trained_here(tmp_path, capsys
     for job, got in zip(jobs, shared):
         for (ours, _), (theirs, _) in zip(got, train_runs(job, job.datas(built))):
             for a, b in zip(ours, theirs):
-                pd.testing.assert_frame_equal(a.drop(columns="wall_time"), b.drop(columns="wall_time"))
+                pd.testing.assert_frame_equal(a.history.drop(columns="wall_time"),
+                                              b.history.drop(columns="wall_time"))

@@ -162,6 +162,23 @@ def test_every_book_page_declares_and_passes_its_parameters():
         assert {k.arg: k.value.id for k in calls[0].keywords} == {k: k for k in declared}, name
 
 
+def test_no_notebook_calls_the_trainer_or_builds_a_training_config():
+    """A notebook holds prose, maths and calls: its runs come from the page's plan
+    (``page.run``, ``page.results``) or a driver of its experiment module, never from the
+    training loop or a TrainConfig built in a cell."""
+    import ast
+    import jupytext
+    trainers = {"train", "train_seeds", "train_grid", "fit", "fit_shared", "train_config", "config",
+                "TrainConfig", "resolved", "execute", "train_jobs", "train_runs"}
+    for path in sorted((ROOT / "notebooks").glob("*.md")):
+        code = "\n".join(c.source for c in jupytext.read(path).cells if c.cell_type == "code")
+        called = {getattr(n.func, "attr", getattr(n.func, "id", None))
+                  for n in ast.walk(ast.parse(code)) if isinstance(n, ast.Call)}
+        imported = {n.module for n in ast.walk(ast.parse(code)) if isinstance(n, ast.ImportFrom)}
+        assert not called & trainers, (path.name, called & trainers)
+        assert not {m for m in imported if m and m.startswith("pusupport.core")}, path.name
+
+
 def test_a_plan_stacks_its_mlp_runs_across_settings_and_keeps_the_tidy_layout(tmp_path, monkeypatch):
     from pusupport.book.plan import RunSpec
     from pusupport.core import runtime

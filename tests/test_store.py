@@ -12,6 +12,7 @@ from pusupport.book.store import RunStore, run_key
 from pusupport.book.registry import get
 from pusupport.core import training
 from pusupport.core.config import TrainConfig
+from pusupport.core.training import RunResult
 from pusupport.data import synthetic
 
 BASE = dict(device="cpu", seeds=[0, 1], data_dir=None, dry_run=0, checkpoints=None,
@@ -63,7 +64,9 @@ def _history(cfg):
 
 def one(store, cfg, data, train):
     """(histories, trainer) of one single-seed run through the store."""
-    return store.runs([(cfg, [0], data)], False, lambda todo: [train()])[0]
+    results, trainer = store.runs([(cfg, [0], data, ())], False,
+                                  lambda todo: [[RunResult(h, None, None, cfg) for h in train()]])[0]
+    return [r.history for r in results], trainer
 
 
 def test_a_stored_run_serves_only_the_evaluation_epochs_it_covers(tmp_path):
@@ -152,7 +155,7 @@ def test_a_whole_result_is_trained_once_and_read_back_as_it_was(tmp_path, monkey
     assert all(r.seconds >= e.seconds - 0.02 for r, e in zip(read.values(), estimates.values()))  # its training
     said = capsys.readouterr().out
     assert said.count("(trained by the biased_selection page)") == 2
-    assert "aapu on synthetic, seed 0 (trained by the biased_selection page)" in said
+    assert "aapu (trained by the biased_selection page)" in said
     pd.testing.assert_frame_equal(again.history, first.history)
     assert again.u_losses.keys() == {2} and torch.equal(again.u_losses[2], first.u_losses[2])
     assert again.selected.indices.tolist() == first.selected.indices.tolist() != []
@@ -206,3 +209,24 @@ def test_a_trunk_state_is_read_only_where_it_was_evaluated_as_often(tmp_path, mo
     kept = store.get(replace(nnpu, method="nnpu"), [0], data, False, 3)
     assert [row["epoch"] for row in kept["history"][0]] == [1, 2, 3]
     assert all(row["test_error"] != row["test_error"] for row in kept["history"][0])   # NaN: not asked
+
+
+def test_a_run_is_stored_once_with_what_its_readers_keep(tmp_path, monkeypatch):
+    """One store format: a run stored with its history only is trained again for a reader
+    that keeps U's losses (then stored with them, one entry); a later build keeping them,
+    and a reader of the history only, read it — the kept losses equal those trained."""
+    import pytest
+    from pusupport.book.plan import RunSpec
+    biased = page("biased_selection", tmp_path)
+    make = biased.data()
+    spec = RunSpec("snap", "nnpu", {"train": {"epochs": 3, "record_u_losses": [2]}}, seeds=1, stacks=False)
+    biased.run([spec], make)
+    kept = RunSpec("snap", "nnpu", spec.changes, seeds=1, stacks=False, keeps=("u_losses",))
+    trained = biased.results([kept], make)[("snap", 0)]
+    assert list(trained.u_losses) == [2] and len(list((tmp_path / "runs").glob("*.json"))) == 1
+    monkeypatch.setattr("pusupport.core.training.fit", no_training)
+    read = page("biased_selection", tmp_path).results([kept], make)[("snap", 0)]   # a later build
+    assert torch.equal(read.u_losses[2], trained.u_losses[2]) and read.model is None
+    pd.testing.assert_frame_equal(biased.run([spec], make), biased.run([kept], make))
+    with pytest.raises(ValueError, match="keeps only"):
+        RunSpec("x", "nnpu", keeps=("weights",))

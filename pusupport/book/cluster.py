@@ -16,12 +16,10 @@ Nothing imports this module unless fan-out was asked for, so Ray stays optional.
 """
 from __future__ import annotations
 
-import importlib.util
 import os
 from dataclasses import replace
 
 from ..core.runtime import SHARED, measured
-from .cost import Run, run_memory
 from .store import train_runs
 
 
@@ -71,23 +69,20 @@ def _gpu_memory() -> float | None:
     return torch.cuda.get_device_properties(0).total_memory if torch.cuda.is_available() else None
 
 
-def run_page(script: str, page: dict, kwargs: dict, task: dict) -> float:
-    """Ray task: ``execute(page, **kwargs)`` from the book's ``execute.py`` at ``script``
-    (the same path on every node); the page's runs fan out to this cluster too."""
+def run_page(execute, page: dict, kwargs: dict, task: dict) -> float:
+    """Ray task: ``execute(page, **kwargs)`` (the book's page runner, given by the caller:
+    nothing here knows pages); the page's runs fan out to this cluster too."""
     ray = import_ray()
     limit_threads(task)
     kwargs = {**kwargs, "runner": {"address": ray.get_runtime_context().gcs_address, "task": task,
                                    "gpu_memory": _gpu_memory()}}
-    spec = importlib.util.spec_from_file_location("book_execute", script)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.execute(page, **kwargs)
+    return execute(page, **kwargs)
 
 
-def run_pages(script: str, pages: list[dict], kwargs: dict, task: dict,
+def run_pages(execute, pages: list[dict], kwargs: dict, task: dict,
               line=lambda page, seconds, left: f"  {page}: " + (
                   "failed" if seconds is None else f"{seconds:.0f} s")) -> tuple[dict, dict]:
-    """Execute ``pages`` as Ray tasks, in their order, each once the pages it reads (its
+    """``execute(page, **kwargs)`` of ``pages`` as Ray tasks, in their order, each once the pages it reads (its
     "after") have ended; no more submitted than the cluster runs at once (Ray starts tasks
     in the order they came, so a page whose pages have just ended goes before the later
     pages of the order, not behind every page that was ready from the start); a failed
@@ -104,7 +99,7 @@ def run_pages(script: str, pages: list[dict], kwargs: dict, task: dict,
     pending: dict = {}
 
     def submit(page, attempt):
-        pending[remote.remote(script, page, kwargs, task)] = page, attempt
+        pending[remote.remote(execute, page, kwargs, task)] = page, attempt
 
     slots = _slots(ray.cluster_resources(), task)
 
@@ -210,14 +205,14 @@ def fan_out(jobs: list, runner: dict, store=None) -> list:
 
 def job_task(task: dict, job, gpu_memory: float | None = None) -> dict:
     """A job's Ray resources: its page's, but 1/N of a GPU where N runs of its model share
-    one (:data:`~pusupport.core.runtime.SHARED`), fewer while N of its peak memory (the cost
-    model's) would not fit ``gpu_memory`` bytes (None: not checked)."""
+    one (:data:`~pusupport.core.runtime.SHARED`), fewer while N of its peak memory
+    (:attr:`~pusupport.book.plan.Job.memory`) would not fit ``gpu_memory`` bytes (None: not
+    checked)."""
     if not task.get("num_gpus"):
         return task
     n = max(measured(SHARED, "cuda", {}).get(r.cfg.model.name, 1) for r in job.runs)
-    if gpu_memory and all(r.sizes is not None for r in job.runs):
-        peak = max(run_memory(Run(r.cfg, r.sizes, len(job.seeds), job.stacked)) for r in job.runs)
-        n = max(1, min(n, int(gpu_memory // peak)))
+    if gpu_memory and job.memory:
+        n = max(1, min(n, int(gpu_memory // job.memory)))
     return {**task, "num_gpus": task["num_gpus"] / n, "num_cpus": max(1, task["num_cpus"] // n)}
 
 

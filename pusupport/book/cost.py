@@ -48,7 +48,6 @@ from ..core.methods import get_method, views_of
 from ..core.models import SparseLinear, build_model
 from ..core.batches import n_batches
 from ..data.sizes import SIZES
-from .plan import Plan
 
 GPU, PEAK_BF16, MFU = "A100 80GB", 312e12, 0.20
 THROUGHPUT = PEAK_BF16 * MFU
@@ -244,18 +243,11 @@ class Cost:
                 f"{self.where()}")
 
 
-def plan_runs(plan: Plan) -> list[Run]:
-    """The :class:`Run` of each run of each job of ``plan``, as its layout trains it (a
-    forked run from its fork on)."""
-    return [Run(r.cfg, r.sizes, len(job.seeds), job.stacked, r.scored,
-                first=job.forks.get(i, (None, 0))[1] + 1)
-            for job in plan.jobs for i, r in enumerate(job.runs)]
-
-
-def price(plan: Plan | list[Run], page: str = "") -> Cost:
-    """The :class:`Cost` of ``plan`` (a page's plan at ``paper``, laid out as it trains;
-    or its :class:`Run` list)."""
-    runs = plan if isinstance(plan, list) else plan_runs(plan)
+def price(plan, page: str = "") -> Cost:
+    """The :class:`Cost` of ``plan`` (a page's :class:`~pusupport.book.plan.Plan` at
+    ``paper``, laid out as it trains: :meth:`~pusupport.book.plan.Plan.priced`; or a
+    :class:`Run` list)."""
+    runs = plan if isinstance(plan, list) else plan.priced()
     largest = max(runs, key=run_memory)
     who = (f"{largest.cfg.method} × {largest.seeds} seeds stacked" if largest.stacked
            else f"{largest.cfg.method}, one seed")

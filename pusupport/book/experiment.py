@@ -16,7 +16,7 @@ from typing import Callable
 
 from ..core.config import Settings, sectioned
 from .claims import Claim
-from .cost import Data, data_sizes
+from .cost import Data, data_sizes, priceable
 from .paper import PAPER, PROFILE_CHANGES
 from .plan import Plan, Planned, RunSpec, as_trained
 
@@ -87,24 +87,30 @@ class Experiment:
         dataset = dataset or self.dataset
         _, s = self.resolve(dataset, profile)
         trained, shown = as_trained(self.plan(s) if self.plan else [])
-        return Plan.of([_planned(spec, s, dataset, self) for spec in trained], shown,
-                       range(s.page.n_seeds), device)
+        seeds = range(s.page.n_seeds)
+        return Plan.of([self.planned(spec, s, dataset, seeds) for spec in trained], shown, seeds, device)
 
-
-def _planned(spec: RunSpec, s: Settings, dataset: str | None, experiment: Experiment) -> Planned:
-    """A :class:`RunSpec` at settings ``s``, its data as sizes (an estimator: half of P and
-    of U \\ P, the other halves scored once)."""
-    if spec.dataset is not None and spec.dataset != dataset:
-        dataset, s = spec.dataset, experiment.resolve(spec.dataset, "paper")[0]
-    changes = spec.changes.get("data", {})
-    data = data_sizes(experiment.sizes or dataset, s.merge({"data": changes}).data)
-    key, cfg = (dataset, tuple(sorted(changes.items()))), spec.train(s.train)
-    if spec.estimator:
-        p, u = data.n_p // 2, data.eligible // 2
-        return Planned(spec.label, cfg, (0,), key, sizes=Data(p, u, 0, 0, data.shape, data.nnz),
-                       scored=data.n_p - p + data.eligible - u, stacks=False)
-    return Planned(spec.label, cfg, tuple(range(spec.seeds or s.page.n_seeds)), key, spec.prior,
-                   sizes=data, dense=data.nnz is None, stacks=spec.stacks)
+    def planned(self, spec: RunSpec, s: Settings, dataset: str | None, seeds) -> Planned:
+        """The one resolver of a run: ``spec`` at settings ``s`` on ``dataset``, on its share
+        of ``seeds`` (a run on another data set: on that data set's ``paper`` settings and
+        seeds), its data ``(dataset, data changes)`` and their sizes as the cost model
+        counts them (None where it cannot: the run is not priced); an estimator on the first
+        seed, trained on half of P and of U \\ P, the other halves scored once. A page adds
+        its data (:meth:`~pusupport.book.page.Page.resolved`)."""
+        if spec.dataset is not None and spec.dataset != dataset:
+            dataset, s = spec.dataset, self.resolve(spec.dataset, "paper")[0]
+            seeds = range(s.page.n_seeds)                    # as that data set's page runs it
+        changes = spec.changes.get("data", {})
+        table, settings = self.sizes or dataset, s.merge({"data": changes}).data
+        data = data_sizes(table, settings) if priceable(table, settings) else None
+        key, cfg = (dataset, tuple(sorted(changes.items()))), spec.train(s.train)
+        if spec.estimator and data is not None:
+            p, u = data.n_p // 2, data.eligible // 2
+            return Planned(spec.label, cfg, tuple(seeds)[:1], key, sizes=Data(p, u, 0, 0, data.shape, data.nnz),
+                           scored=data.n_p - p + data.eligible - u, stacks=False, keeps=spec.keeps)
+        return Planned(spec.label, cfg, tuple(seeds)[:spec.seeds or len(seeds)], key, spec.prior,
+                       sizes=data, dense=data is not None and data.nnz is None, stacks=spec.stacks,
+                       keeps=spec.keeps)
 
 
 def runs_of(methods, **changes) -> list[RunSpec]:

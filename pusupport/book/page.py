@@ -20,10 +20,10 @@ from ..core.methods import get_method
 from ..core.runtime import resolve
 from ..data.sizes import SIZES
 from .claims import judge_claims, verdict_text
-from .cost import data_sizes, priceable, price
+from .cost import price
 from .experiment import Experiment
 from .paper import NOT_IN_PAPER, PAPER
-from .plan import Plan, Planned, RunSpec, as_trained
+from .plan import KEPT, Plan, Planned, RunSpec, as_trained
 from .records import save_results, shown_path
 from .reference import fingerprint
 from .runs import execute
@@ -103,43 +103,42 @@ class Page:
         :meth:`data`, with each run's data changes and π); laid out as this device trains
         fastest (:func:`~pusupport.book.plan.layout`)."""
         trained, shown = as_trained(self.plan() if specs is None else specs)
+        s = replace(self.settings, train=self._base(None))
         bases, runs = {}, []
         for spec in trained:
+            run = self.experiment.planned(spec, s, self.dataset, self.seeds)
             changes = spec.changes.get("data", {})
-            data = (self.dataset, tuple(sorted(changes.items())))
-            if data not in bases:
-                bases[data] = make_data if make_data is not None and not changes else self.data(**changes)
-            cfg = self.config(spec)
+            if run.data not in bases:
+                bases[run.data] = make_data if make_data is not None and not changes else self.data(**changes)
+            cfg = run.cfg
             if self.checkpoints:             # hours-long runs: resume where a crash left them
                 folder = self.results_dir / "checkpoints" / (spec.group or "") / spec.label
                 cfg = replace(cfg, checkpoint_dir=str(folder))
-            table = self.experiment.sizes or self.dataset         # the cost model's sizes
-            settings = self.settings.merge({"data": changes}).data
-            sizes = data_sizes(table, settings) if priceable(table, settings) else None
-            runs.append(Planned(spec.label, cfg, tuple(self.seeds[:spec.seeds or len(self.seeds)]),
-                                data, spec.prior, with_prior(bases[data], spec.prior), sizes,
-                                dense=table in SIZES and not SIZES[table].words, stacks=spec.stacks))
+            runs.append(replace(run, cfg=cfg, make=with_prior(bases[run.data], spec.prior)))
         return Plan.of(runs, shown, self.seeds, torch.device(self.device).type)
 
     def run(self, specs: list[RunSpec] | None = None, make_data=None) -> pd.DataFrame:
         """Train ``specs`` (default: the whole plan) on every seed (:meth:`resolved`); the
         tidy history. A run the output folder's run store holds is read, not trained again."""
-        store = None if self.settings.train.dry_run else RunStore(self.output_dir / "runs", self.name)
-        return execute(self.resolved(specs, make_data), store, self.runner, desc=self.name)
+        return self._execute(self.resolved(specs, make_data))[0]
+
+    def results(self, specs: list[RunSpec], make_data=None) -> dict:
+        """``{(label, seed): RunResult}`` of the runs of ``specs`` that keep more than their
+        history (:attr:`~pusupport.book.plan.RunSpec.keeps`), trained or read as :meth:`run`."""
+        return self._execute(self.resolved(specs, make_data))[1]
 
     def train(self, data, cfg: TrainConfig):
-        """One run (``cfg`` on ``data``) whose whole result the page reads (model, U's
-        losses, S): read from the output folder's run store when another page or an
-        earlier build trained it (the page says so), else trained and stored; a dry run
-        trains and stores nothing."""
-        from ..core.training import train
-        if self.settings.train.dry_run:
-            return train(data, cfg)
-        result, trainer = RunStore(self.output_dir / "runs", self.name).result(data, cfg)
-        if trainer is not None:
-            print(f"read from the run store, not trained again: {cfg.method} on {data.name}, "
-                  f"seed {cfg.seed} (trained by the {trainer} page)")
-        return result
+        """One run, ``cfg`` on ``data``, for a driver that reads its whole result (model, S,
+        U's losses, threshold: :class:`~pusupport.core.training.RunResult`): a plan of one
+        run, trained or read as :meth:`run`."""
+        run = Planned(cfg.method, cfg, (cfg.seed,), (data.name,), make=lambda seed: data,
+                      stacks=False, keeps=KEPT)
+        plan = Plan.of([run], {run.label: (run.label, None)}, [cfg.seed], torch.device(self.device).type)
+        return self._execute(plan)[1][run.label, cfg.seed]
+
+    def _execute(self, plan: Plan) -> tuple[pd.DataFrame, dict]:
+        store = None if self.settings.train.dry_run else RunStore(self.output_dir / "runs", self.name)
+        return execute(plan, store, self.runner, desc=self.name)
 
     def claims(self) -> list[tuple]:
         """(claim, results folder) of this page's claims."""

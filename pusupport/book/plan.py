@@ -16,6 +16,12 @@ from ..core.forks import fork_epoch, trunks
 from ..core.methods import get_method
 from ..core.runtime import SETTINGS_STACKED, STACKED, measured
 from ..core.groups import PER_MEMBER
+from .cost import Run, run_memory
+
+#: What a driver may keep of a run beside its history (fields of
+#: :class:`~pusupport.core.training.RunResult`): the trained model, the selected set S,
+#: U's losses at the epochs of ``record_u_losses``, the decision threshold.
+KEPT = ("model", "selected", "u_losses", "threshold")
 
 
 @dataclass(frozen=True)
@@ -28,7 +34,8 @@ class RunSpec:
     only; ``stacks``: False for runs never stacked with other seeds; ``dataset``:
     another data set than the page's; ``estimator``: a P-vs-U classifier behind a prior
     estimate (trained from the default training settings on half of P and of U \\ P);
-    ``values``: what else the page's driver reads (e.g. a label-noise rate).
+    ``values``: what else the page's driver reads (e.g. a label-noise rate); ``keeps``: what
+    of each seed's result the driver reads beside the history (:data:`KEPT`).
     """
 
     label: str
@@ -41,6 +48,12 @@ class RunSpec:
     dataset: str | None = None
     estimator: bool = False
     values: dict = field(default_factory=dict)
+    keeps: tuple = ()
+
+    def __post_init__(self):
+        if unknown := sorted(set(self.keeps) - set(KEPT)):
+            raise ValueError(f"run {self.label!r} keeps {unknown}: a run keeps only {list(KEPT)} "
+                             "beside its history")
 
     def train(self, base: TrainConfig) -> TrainConfig:
         """``base`` (the page's, or the defaults for an estimator) for this run."""
@@ -59,7 +72,8 @@ class Planned:
     each seed's PUData); ``make``: seed → PUData (None in a plan that is only priced);
     ``sizes``: the data's sizes as the cost model counts them
     (:class:`~pusupport.book.cost.Data`); ``scored``: rows scored once after training;
-    ``dense``: inputs a stacked network can take."""
+    ``dense``: inputs a stacked network can take; ``keeps``: what of each seed's result the
+    run store keeps beside the history (:data:`KEPT`)."""
 
     label: str
     cfg: TrainConfig
@@ -71,6 +85,7 @@ class Planned:
     scored: int = 0
     dense: bool = True
     stacks: bool = True
+    keeps: tuple = ()
 
 
 @dataclass(frozen=True)
@@ -102,6 +117,14 @@ class Job:
         parent = trunks([(r.data, r.prior) for r in self.runs], self.configs)
         return {i: (p, fork_epoch(self.runs[i].cfg)) for i, p in enumerate(parent) if p is not None}
 
+    @property
+    def memory(self) -> float | None:
+        """Peak bytes of training this job, as the cost model counts them
+        (:func:`~pusupport.book.cost.run_memory`); None where a run's sizes are unknown."""
+        if any(r.sizes is None for r in self.runs):
+            return None
+        return max(run_memory(Run(r.cfg, r.sizes, len(self.seeds), self.stacked)) for r in self.runs)
+
     def datas(self, built: dict) -> list[list]:
         """Each run's PUData per seed (run-major), from ``built`` ({(data, prior, seed):
         PUData}) or built now and kept there: each seed's data are built once."""
@@ -127,6 +150,13 @@ class Plan:
     @classmethod
     def of(cls, runs, shown: dict, seeds, device: str) -> Plan:
         return cls(tuple(runs), dict(shown), tuple(seeds), device, tuple(layout(runs, seeds, device)))
+
+    def priced(self) -> list[Run]:
+        """The cost model's :class:`~pusupport.book.cost.Run` of each run of each job, as the
+        layout trains it (a forked run from its fork on)."""
+        return [Run(r.cfg, r.sizes, len(job.seeds), job.stacked, r.scored,
+                    first=job.forks.get(i, (None, 0))[1] + 1)
+                for job in self.jobs for i, r in enumerate(job.runs)]
 
 
 def stacks(run: Planned, device: str) -> bool:
@@ -180,7 +210,7 @@ def as_trained(specs: list[RunSpec]) -> tuple[list[RunSpec], dict]:
         view = get_method(spec.method).view_of
         base = spec if view is None else replace(spec, label=f"{view} (for {spec.label})", method=view)
         key = (base.method, repr(base.changes), base.prior, base.dataset, base.seeds, base.stacks,
-               repr(base.values))
+               repr(base.values), base.keeps)
         trained = runs.setdefault(key, base)
         source[spec.label] = trained.label, spec.method if view else None
     return list(runs.values()), source

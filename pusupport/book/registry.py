@@ -20,7 +20,7 @@ import pandas as pd
 from . import experiments
 from .claims import COMPARISONS, judge_claims, reproduction_table as _table
 from ..core.methods import get_method
-from .cost import _bytes, _duration, _flops, markdown, plan_runs, price, run_seconds
+from .cost import _bytes, _duration, _flops, markdown, price, run_seconds
 from .experiment import Experiment
 
 TOC = Path(__file__).resolve().parents[2] / "book" / "_toc.yml"
@@ -126,7 +126,7 @@ def method_cost_table(name: str = "standing") -> pd.DataFrame:
     plan = experiment.runs()
     seconds = Counter()
     for job in plan.jobs:
-        for run, priced in zip(job.runs, plan_runs(replace(plan, jobs=(job,)))):
+        for run, priced in zip(job.runs, replace(plan, jobs=(job,)).priced()):
             seconds[run.cfg.method, run.data[0]] += run_seconds(priced)[0]
     times = {(s.method, s.dataset): f"0 ({get_method(get_method(s.method).view_of).label}'s run)"
              if get_method(s.method).view_of else _duration(seconds[s.method, s.dataset]) for s in specs}

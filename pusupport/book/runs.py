@@ -21,26 +21,35 @@ if TYPE_CHECKING:
     from .plan import Plan
 
 
-def execute(plan: Plan, store: RunStore | None = None, runner: dict | None = None,
-            desc: str = "") -> pd.DataFrame:
-    """Train ``plan`` and return the tidy history of every label it shows, ``method`` naming
-    each run by its label; a view (e.g. nnPUSB) is read from its method's run, its test error
-    at its own threshold. A run ``store`` holds is read, not trained again (said on the
-    console); ``runner``: the jobs as Ray tasks on that cluster, on the same data and seeds."""
+def train_jobs(jobs, store: RunStore | None = None, runner: dict | None = None,
+               desc: str = "") -> list:
+    """The one loop from jobs to training: ``[train_runs(job, its data, store) for job in
+    jobs]`` (:func:`~pusupport.book.store.train_runs`), in this process or, with ``runner``,
+    as Ray tasks on that cluster (:func:`~pusupport.book.cluster.fan_out`)."""
     if runner:
-        done = cluster.fan_out(list(plan.jobs), runner, store)
-    else:
-        done, built = [], {}
-        for job in progress(plan.jobs, desc=desc):
-            if job.stacked or any(s not in job.seeds for *_, s in built):
-                built = {}                   # seed by seed: one seed's data, kept for its runs
-            done.append(train_runs(job, job.datas(built), store))
-    read, histories = {}, {}
-    for job, results in zip(plan.jobs, done):
-        for label, (runs, trainer) in zip(job.labels, results):
+        return cluster.fan_out(list(jobs), runner, store)
+    done, built = [], {}
+    for job in progress(jobs, desc=desc):
+        if job.stacked or any(s not in job.seeds for *_, s in built):
+            built = {}                       # seed by seed: one seed's data, kept for its runs
+        done.append(train_runs(job, job.datas(built), store))
+    return done
+
+
+def execute(plan: Plan, store: RunStore | None = None, runner: dict | None = None,
+            desc: str = "") -> tuple[pd.DataFrame, dict]:
+    """Train ``plan`` (:func:`train_jobs`). Returns the tidy history of every label it
+    shows, ``method`` naming each run by its label (a view, e.g. nnPUSB, is read from its
+    method's run, its test error at its own threshold), and ``{(label, seed): RunResult}``
+    of the runs that keep more than their history (:attr:`~pusupport.book.plan.RunSpec.keeps`).
+    A run ``store`` holds is read, not trained again (said on the console)."""
+    done = train_jobs(plan.jobs, store, runner, desc)
+    read, results = {}, {}
+    for job, trained in zip(plan.jobs, done):
+        for label, (runs, trainer) in zip(job.labels, trained):
             if trainer is not None:
                 read.setdefault(label, trainer)
-            histories.update({(label, seed): h for seed, h in zip(job.seeds, runs)})
+            results.update({(label, seed): r for seed, r in zip(job.seeds, runs)})
     if read:
         print("read from the run store, not trained again: " + "; ".join(
             f"{label} (trained by the {trainer} page)" for label, trainer in read.items()))
@@ -56,10 +65,12 @@ def execute(plan: Plan, store: RunStore | None = None, runner: dict | None = Non
                                           for label, base in views.items()))
     seeds = {run.label: run.seeds for run in plan.runs}
 
-    def history(label, seed):
+    def shown(label, seed):
         base, view = plan.shown[label]
-        h = histories[base, seed]
+        h = results[base, seed].history
         return h.assign(method=label, **({} if view is None else {
             "test_error": h[view_column(view)], "test_wrong": h.get(view_column(view, "test_wrong"))}))
-    return pd.concat([history(label, seed) for label, (base, _) in plan.shown.items()
-                      for seed in seeds[base]], ignore_index=True)
+    history = pd.concat([shown(label, seed) for label, (base, _) in plan.shown.items()
+                         for seed in seeds[base]], ignore_index=True)
+    keeps = {run.label for run in plan.runs if run.keeps}
+    return history, {(label, seed): r for (label, seed), r in results.items() if label in keeps}

@@ -9,8 +9,10 @@ folder) reads its history instead of training it again, provided the stored run 
 evaluated at every epoch the page evaluates; its test metrics at other epochs are
 blanked, so the page gets the history it would have written itself. Pages running at the
 same time (``--workers``) share the store: a run is claimed with a lock on its key, and
-a page that needs a run another page is training waits for it and reads it. A page that
-reads a run's whole result (model, U's losses, S) stores that (:meth:`RunStore.result`).
+a page that needs a run another page is training waits for it and reads it. One format:
+a run is ``<key>.csv`` (its history), ``<key>.json`` (its record), and ``<key>.pt`` with
+what its page keeps beside the history (model, S, U's losses, threshold), where it keeps
+any; a trunk's state at a fork epoch is ``trunk-<key>.pt``.
 """
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ import fcntl
 import hashlib
 import json
 from contextlib import ExitStack, contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import pandas as pd
@@ -29,6 +31,7 @@ from ..core.identity import NOT_RESULTS, code_version, data_identity
 from ..core.forks import shared_settings
 from ..core.methods import VIEW_PREFIX
 from ..core.runtime import resolve
+from ..core.training import RunResult, fit_shared
 from .records import read_history
 
 #: Left out of a run's key: what never changes its numbers, the seed (the key lists the
@@ -76,30 +79,31 @@ class RunStore:
     trainer: str
 
     def runs(self, runs: list[tuple], stacked: bool, train) -> list[tuple[list, str | None]]:
-        """Each run's (histories, the page that trained it, None if trained now) of ``runs``
-        [(config, seeds, datas)]: read from the store when it holds the run evaluated at
-        every epoch the config evaluates; the others ``train(indices)``ed now, together
-        (a list of histories per index), and stored. A run another page holds is waited
-        for, then read (or trained, if that page failed)."""
-        keys = [run_key(cfg, seeds, datas, stacked) for cfg, seeds, datas in runs]
+        """Each run's (results, one per seed, the page that trained it, None if trained now)
+        of ``runs`` [(config, seeds, datas, keeps)]: read from the store when it holds the
+        run evaluated at every epoch the config evaluates, with what it ``keeps``; the
+        others ``train(indices)``ed now, together (a list of
+        :class:`~pusupport.core.training.RunResult` per index), and stored. A run another
+        page holds is waited for, then read (or trained, if that page failed)."""
+        keys = [run_key(cfg, seeds, datas, stacked) for cfg, seeds, datas, _ in runs]
         out, waiting = {}, []
         with ExitStack() as held:
             todo = []
             for i, key in enumerate(keys):
                 if not held.enter_context(self._claimed(key, runs[i][0].method, wait=False)):
                     waiting.append(i)
-                elif (stored := self._read(key, runs[i][0])) is not None:
+                elif (stored := self._read(key, *runs[i])) is not None:
                     out[i] = stored
                 else:
                     todo.append(i)
-            for i, histories in zip(todo, train(todo) if todo else []):
-                self._write(keys[i], runs[i][0], runs[i][1], histories)
-                out[i] = histories, None
+            for i, results in zip(todo, train(todo) if todo else []):
+                self._write(keys[i], *runs[i], results)
+                out[i] = results, None
         for i in waiting:
             with self._claimed(keys[i], runs[i][0].method, wait=True):
-                out[i] = self._read(keys[i], runs[i][0]) or (train([i])[0], None)
+                out[i] = self._read(keys[i], *runs[i]) or (train([i])[0], None)
                 if out[i][1] is None:
-                    self._write(keys[i], runs[i][0], runs[i][1], out[i][0])
+                    self._write(keys[i], *runs[i], out[i][0])
         return [out[i] for i in range(len(runs))]
 
     def get(self, cfg, seeds, datas, stacked: bool, epoch: int) -> dict | None:
@@ -123,23 +127,6 @@ class RunStore:
         with replacing(Path(self.folder) / f"{trunk_key(cfg, seeds, datas, stacked, epoch)}.pt") as tmp:
             torch.save({"page": self.trainer, "evaluated": evaluated_epochs(cfg), "state": state}, tmp)
 
-    def result(self, data, cfg):
-        """One single-seed run's whole result (history, model, S, U's losses, threshold:
-        :class:`~pusupport.core.training.RunResult`) for what a page reads beyond the
-        history, and the page that trained it: read when the store holds it, else trained
-        now and stored (the page None)."""
-        from ..core.training import train
-        key = "result-" + run_key(cfg, [cfg.seed], [data], stacked=False)
-        path = Path(self.folder) / f"{key}.pt"
-        with self._claimed(key, cfg.method, wait=True):
-            if path.exists():
-                saved = torch.load(path, weights_only=False)
-                return saved["result"], saved["page"]
-            result = train(data, cfg)
-            with replacing(path) as tmp:
-                torch.save({"page": self.trainer, "result": result}, tmp)
-        return result, None
-
     @contextmanager
     def _claimed(self, key: str, method: str, wait: bool):
         """Hold the run's lock (released by the system when a process dies, so never
@@ -159,49 +146,61 @@ class RunStore:
                 fcntl.flock(lock, fcntl.LOCK_EX)
             yield True
 
-    def _read(self, key: str, cfg):
-        meta_path = Path(self.folder) / f"{key}.json"
+    def _read(self, key: str, cfg, seeds, datas, keeps) -> tuple[list, str] | None:
+        folder = Path(self.folder)
+        meta_path = folder / f"{key}.json"
         if not meta_path.exists():
             return None
         meta = json.loads(meta_path.read_text())
         needed = set(evaluated_epochs(cfg))
-        if not needed <= set(meta["evaluated"]):
+        if not needed <= set(meta["evaluated"]) or not set(keeps) <= set(meta.get("kept", ())):
             return None
-        history = read_history(Path(self.folder) / f"{key}.csv")
+        history = read_history(folder / f"{key}.csv")
         history["method"] = cfg.method
         blank = ~history.epoch.isin(needed)
         for column in history.columns:
             if evaluated_only(column):
                 history.loc[blank, column] = float("nan")
-        return [history[history.seed == s].reset_index(drop=True) for s in meta["seeds"]], meta["page"]
+        kept = torch.load(folder / f"{key}.pt", weights_only=False) if keeps else [{}] * len(seeds)
+        return [RunResult(history[history.seed == s].reset_index(drop=True), extra.get("model"),
+                          extra.get("selected"), replace(cfg, seed=s), extra.get("u_losses", {}),
+                          extra.get("threshold"))
+                for s, extra in zip(meta["seeds"], kept)], meta["page"]
 
-    def _write(self, key: str, cfg, seeds, histories) -> None:
-        """Write the run atomically (history, then its record), unless a run evaluated at
-        least as often is stored already."""
+    def _write(self, key: str, cfg, seeds, datas, keeps, results) -> None:
+        """Write the run atomically (history and kept results, then its record), unless a
+        run evaluated at least as often, keeping as much, is stored already."""
         folder = Path(self.folder)
         meta_path = folder / f"{key}.json"
         evaluated = evaluated_epochs(cfg)
-        if meta_path.exists() and set(evaluated) <= set(json.loads(meta_path.read_text())["evaluated"]):
-            return
-        atomic_write_text(folder / f"{key}.csv", pd.concat(histories, ignore_index=True).to_csv(index=False))
+        if meta_path.exists():
+            meta = json.loads(meta_path.read_text())
+            if set(evaluated) <= set(meta["evaluated"]) and set(keeps) <= set(meta.get("kept", ())):
+                return
+        histories = pd.concat([r.history for r in results], ignore_index=True)
+        atomic_write_text(folder / f"{key}.csv", histories.to_csv(index=False))
+        if keeps:
+            with replacing(folder / f"{key}.pt") as tmp:
+                torch.save([{k: getattr(r, k) for k in keeps} for r in results], tmp)
         atomic_write_text(meta_path, json.dumps({"page": self.trainer, "method": cfg.method,
-                                                 "seeds": list(seeds), "evaluated": evaluated}))
+                                                 "seeds": list(seeds), "evaluated": evaluated,
+                                                 "kept": list(keeps)}))
 
 
 def train_runs(job, datas: list, store: RunStore | None = None) -> list[tuple[list, str | None]]:
     """A job's runs (:class:`~pusupport.book.plan.Job`): run i is ``job.configs[i]`` on
     ``datas[i]`` (one PUData per seed of ``job.seeds``), trained as the job lays them out,
     an aaPU run forked from its nnPU run (:func:`~pusupport.core.training.fit_shared`), whose
-    state at the fork the store keeps for the branches of later jobs. Returns
-    each run's (histories, the page that trained it — None when trained now): a run
-    ``store`` holds is read; one another page is training is waited for and read."""
-    from ..core.training import fit_shared
-
+    state at the fork the store keeps for the branches of later jobs. Returns each run's
+    (results, one :class:`~pusupport.core.training.RunResult` per seed, the page that
+    trained it — None when trained now): a run ``store`` holds is read, its results
+    holding the history and what the run keeps; one another page is training is waited
+    for and read."""
     def fit(runs: list[int]) -> list[list]:
-        return [[r.history for r in results] for results in fit_shared(
-            [datas[i] for i in runs], list(job.seeds), [job.configs[i] for i in runs],
-            job.stacked, job.together, store)]
+        return fit_shared([datas[i] for i in runs], list(job.seeds), [job.configs[i] for i in runs],
+                          job.stacked, job.together, store)
     everything = list(range(len(job.configs)))
     if store is None:
-        return [(h, None) for h in fit(everything)]
-    return store.runs([(c, job.seeds, d) for c, d in zip(job.configs, datas)], job.stacked, fit)
+        return [(r, None) for r in fit(everything)]
+    return store.runs([(r.cfg, job.seeds, d, r.keeps) for r, d in zip(job.runs, datas)],
+                      job.stacked, fit)

@@ -10,7 +10,7 @@ SNAPSHOT = "nnpu snapshot"
 def plan(s):
     epoch = s.page.snapshot_epochs[0]
     return [RunSpec(SNAPSHOT, "nnpu", {"train": {"epochs": epoch, "record_u_losses": [epoch]}},
-                    seeds=1, stacks=False),
+                    seeds=1, stacks=False, keeps=("u_losses",)),
             RunSpec("naive", "naive"), RunSpec("aapu", "aapu")]
 
 

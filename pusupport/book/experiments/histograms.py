@@ -26,7 +26,7 @@ SETTINGS = {SIGMOID_NNPU: ("nnpu", "sigmoid", (0.0, 1.0)), SIGMOID_UPU: ("upu", 
 def plan(s) -> list[RunSpec]:
     return [RunSpec(title, method, {"train": dict(loss=loss, selection_loss=loss,
                                                   record_u_losses=s.page.snapshot_epochs)},
-                    seeds=1, stacks=False, values={"range": value_range})
+                    seeds=1, stacks=False, values={"range": value_range}, keeps=("u_losses",))
             for title, (method, loss, value_range) in SETTINGS.items()]
 
 
@@ -36,8 +36,9 @@ def run_loss_snapshots(page: Page, data: PUData):
     purity per snapshot)."""
     top_k = page.settings.page.top_k
     panels, rows = {}, []
+    results = page.results(page.plan(), lambda seed: data)
     for spec in page.plan():
-        result = page.train(data, page.config(spec))
+        result = results[spec.label, page.seeds[0]]
         panels[spec.label] = {"losses": result.u_losses, "range": spec.values["range"]}
         h = result.history.assign(method=spec.label)
         for epoch, losses in result.u_losses.items():

@@ -44,14 +44,14 @@ def run_memorization(page: Page, cifar10: LabeledData) -> pd.DataFrame:
     runs = []
     for spec in progress(page.plan(), desc="noise rates"):
         noise = spec.values["noise"]
-        for seed in page.seeds:
-            noisy = flip_labels(y_train, noise, seed)
-            data = supervised(as_features(x_train[noisy > 0]), as_features(x_train[noisy < 0]),
-                              x_val, y_val,
-                              name=f"CIFAR-10, {noise:.0%} noise")
-            h = page.train(data, page.config(spec, seed)).history
-            runs.append(h.assign(noise=noise, method=spec.label, majority=majority,
-                                 train_accuracy=1 - h.train_error, val_accuracy=1 - h.test_error))
+
+        def noisy(seed, noise=noise):                      # the labels flipped on this seed
+            flipped = flip_labels(y_train, noise, seed)
+            return supervised(as_features(x_train[flipped > 0]), as_features(x_train[flipped < 0]),
+                              x_val, y_val, name=f"CIFAR-10, {noise:.0%} noise")
+        h = page.run([spec], noisy)
+        runs.append(h.assign(noise=noise, majority=majority, train_accuracy=1 - h.train_error,
+                             val_accuracy=1 - h.test_error))
     return pd.concat(runs, ignore_index=True)
 
 

@@ -45,6 +45,21 @@ def own_data_settings(page: Page) -> dict:
                       if getattr(s.train, k) != getattr(profile.train, k)}}
 
 
+def train_own(page: Page, s: dict, mine, data):
+    """π (given, BBE's, or none for a method that reads none), then the chosen method on
+    the reader's problem ``data`` (``mine``: their input), each run trained or read through
+    the page's run store (:meth:`~pusupport.book.page.Page.train`). Returns (the problem
+    with π set, the estimate or None, the run's RunResult)."""
+    from ...apps import own
+    estimator = own.estimator_config(mine, page.profile, page.settings.train.dry_run,
+                                     n_rows=len(data.x_p) + len(data.x_u))
+    data, estimate = own.choose_prior(data, s["prior"], estimator, page.seeds[0], page.device,
+                                      s["method"], trainer=page.train)
+    config = train_config(len(data.x_u), s["model"] or own.default_model(mine), s["method"],
+                          base=s["train"], **s["given"])
+    return data, estimate, page.train(data, config)
+
+
 def result_text(data, true_prior: float, estimate, result, model_path, warning: str = "") -> str:
     """Markdown: the problem's sizes, π (given, estimated, or not used by the method), the
     final test error and AUC, what the method selected (if it selects), where the model is."""
