@@ -30,7 +30,8 @@ def fingerprint(values: dict) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _cpu_model() -> str:
+def cpu_model() -> str:
+    """This machine's CPU, as /proc/cpuinfo names it."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):
@@ -78,7 +79,7 @@ def provenance(command: str, wall_seconds: float, precision: str, started: str |
     now = code_commit()
     gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else None
     moved = {"commit_at_end": now} if started is not None and started != now else {}
-    return {"commit": started or now, **moved, "cpu": _cpu_model(), "cores": os.cpu_count(),
+    return {"commit": started or now, **moved, "cpu": cpu_model(), "cores": os.cpu_count(),
             "gpu": gpu, "torch": torch.__version__, "precision": precision, **more,
             "date": time.strftime("%Y-%m-%d %H:%M %Z"), "wall_seconds": round(wall_seconds, 1),
             "command": command}

@@ -19,6 +19,7 @@ from __future__ import annotations
 import fcntl
 import hashlib
 import json
+import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -33,6 +34,7 @@ from ..core.methods import VIEW_PREFIX
 from ..core.runtime import resolve
 from ..core.training import RunResult, fit_shared
 from .records import read_history
+from .reference import code_commit, cpu_model
 
 #: Left out of a run's key: what never changes its numbers, the seed (the key lists the
 #: seeds) and how often it is evaluated (checked apart).
@@ -46,16 +48,32 @@ def evaluated_only(column: str) -> bool:
     return column in EVALUATED or column.startswith(VIEW_PREFIX)
 
 
-def run_key(cfg, seeds, datas, stacked: bool, settings: dict | None = None) -> str:
+def run_key(cfg, seeds, datas, stacked: bool, settings: dict | None = None,
+            portable: bool = False) -> str:
     """The key of training ``cfg`` on ``datas`` (one per seed of ``seeds``): its settings
     (or ``settings``), seeds, data, training code, the device choices that change numbers,
-    threads and layout."""
+    threads and layout. ``portable``: without what only this machine decides (threads,
+    precision, the CPU's instructions: :func:`trained_on` records them), the key under
+    which another machine may read the run, saying where it was trained."""
     if settings is None:
         settings = {k: v for k, v in asdict(cfg).items() if k not in NOT_IN_KEY}
+    runtime = resolve(cfg).numbers()
     what = {"settings": settings, "seeds": list(seeds), "data": [data_identity(d) for d in datas],
-            "code": code_version(), "runtime": resolve(cfg).numbers(),
-            "threads": torch.get_num_threads(), "stacked": stacked}
+            "code": code_version(), "stacked": stacked, **(
+                {"device": runtime["device"]} if portable else
+                {"runtime": runtime, "threads": torch.get_num_threads()})}
     return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+def trained_on(cfg) -> dict:
+    """Where and how a run is trained now: the commit, machine, CPU or GPU, precision,
+    threads and date (a stored run's provenance)."""
+    runtime = resolve(cfg)
+    return {"commit": code_commit(), "code": code_version(), "cpu": cpu_model(),
+            "gpu": torch.cuda.get_device_name(runtime.device) if runtime.device.type == "cuda" else None,
+            "precision": runtime.precision(), "numbers": runtime.numbers(),
+            "threads": torch.get_num_threads(), "torch": torch.__version__,
+            "date": time.strftime("%Y-%m-%d %H:%M %Z")}
 
 
 def trunk_key(cfg, seeds, datas, stacked: bool, epoch: int) -> str:
@@ -97,13 +115,13 @@ class RunStore:
                 else:
                     todo.append(i)
             for i, results in zip(todo, train(todo) if todo else []):
-                self._write(keys[i], *runs[i], results)
+                self._write(keys[i], *runs[i], results, stacked)
                 out[i] = results, None
         for i in waiting:
             with self._claimed(keys[i], runs[i][0].method, wait=True):
                 out[i] = self._read(keys[i], *runs[i]) or (train([i])[0], None)
                 if out[i][1] is None:
-                    self._write(keys[i], *runs[i], out[i][0])
+                    self._write(keys[i], *runs[i], out[i][0], stacked)
         return [out[i] for i in range(len(runs))]
 
     def get(self, cfg, seeds, datas, stacked: bool, epoch: int) -> dict | None:
@@ -167,7 +185,7 @@ class RunStore:
                           extra.get("threshold"))
                 for s, extra in zip(meta["seeds"], kept)], meta["page"]
 
-    def _write(self, key: str, cfg, seeds, datas, keeps, results) -> None:
+    def _write(self, key: str, cfg, seeds, datas, keeps, results, stacked: bool) -> None:
         """Write the run atomically (history and kept results, then its record), unless a
         run evaluated at least as often, keeping as much, is stored already."""
         folder = Path(self.folder)
@@ -182,9 +200,10 @@ class RunStore:
         if keeps:
             with replacing(folder / f"{key}.pt") as tmp:
                 torch.save([{k: getattr(r, k) for k in keeps} for r in results], tmp)
-        atomic_write_text(meta_path, json.dumps({"page": self.trainer, "method": cfg.method,
-                                                 "seeds": list(seeds), "evaluated": evaluated,
-                                                 "kept": list(keeps)}))
+        atomic_write_text(meta_path, json.dumps({
+            "page": self.trainer, "method": cfg.method, "seeds": list(seeds), "evaluated": evaluated,
+            "kept": list(keeps), "portable": run_key(cfg, seeds, datas, stacked, portable=True),
+            "trained": trained_on(cfg)}))
 
 
 def train_runs(job, datas: list, store: RunStore | None = None) -> list[tuple[list, str | None]]:
