@@ -27,7 +27,7 @@ MATHJAX  := book/_static/mathjax/tex-chtml.js
 export GLIBC_TUNABLES ?= glibc.malloc.mmap_threshold=4294967296:glibc.malloc.trim_threshold=17179869184
 SMOKE    := build/smoke
 
-.PHONY: setup data book spread results test bench mutation clean
+.PHONY: setup data book commit-runs check-runs spread results test bench mutation clean
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -59,9 +59,24 @@ data:
 
 book: setup data
 	PUSUPPORT_DATA=$(DATA_DIR) $(PY) book/execute.py --profile $(PROFILE) --device $(DEVICE) \
-	  --workers $(WORKERS) --data-dir $(DATA_DIR) --book-dir book --output-dir results
+	  --workers $(WORKERS) --data-dir $(DATA_DIR) --book-dir book --output-dir results \
+	  $(if $(FRESH),--fresh)
 	$(PY) -m pytest -q -m book -k "residue and cpu" -p no:cacheprovider tests/test_book.py
 	@echo "book: $(CURDIR)/book/_build/html/index.html"
+
+# The runs `make book` trained (results/runs), committed with the book under
+# results/reference/$(PROFILE)/runs: the next build, here or on another machine, reads them
+# (and says so on each page) instead of training; FRESH=1 on `make book` reads none.
+commit-runs: setup
+	$(PY) book/commit_runs.py --store results/runs --profile $(PROFILE)
+
+# Every page trained afresh into build/fresh, each run held against the committed one:
+# equal number for number where trained on the same CPU, precision and threads.
+check-runs: setup data
+	PUSUPPORT_DATA=$(DATA_DIR) $(PY) book/execute.py --profile $(PROFILE) --device $(DEVICE) \
+	  --workers $(WORKERS) --data-dir $(DATA_DIR) --book-dir build/fresh/book \
+	  --output-dir build/fresh/results --fresh --no-build
+	$(PY) book/commit_runs.py --check --store build/fresh/results/runs --profile $(PROFILE)
 
 # The run-to-run spread of each data set's aaPU-vs-nnPU comparison at PROFILE: its page run
 # again with 2 threads against `make book`'s results (one thread per Ray task); written to

@@ -40,7 +40,9 @@ import jupytext
 import nbformat
 import papermill
 
+from pusupport.book.committed import pages_committed
 from pusupport.book.registry import book_pages
+from pusupport.book.store import FRESH
 from pusupport.book.timing import Heartbeat, Progress, probe, projected, slower
 from pusupport.data.files import DatasetNotFoundError
 
@@ -282,6 +284,8 @@ def main(argv=None) -> int:
     ap.add_argument("--dry-run", type=int, default=0, choices=range(4), metavar="N",
                     help="1–3: prove each page's settings (e.g. --profile paper) in minutes: the "
                          "first seed, N epochs visited with one step each (results in *_dry_run)")
+    ap.add_argument("--fresh", action="store_true",
+                    help="train every run: read none of the book's committed runs (make book FRESH=1)")
     ap.add_argument("--workers", type=int, default=1,
                     help="pages (and their runs) at a time, as Ray tasks when > 1 (a local Ray "
                          "instance, or the cluster at $RAY_ADDRESS, which sets the number)")
@@ -299,9 +303,16 @@ def main(argv=None) -> int:
     earlier = earlier_times(timed, args.profile)
     factor, source = reference_speed(timed, args.profile)
     names = [p["page"] for p in selected]
-    print(projected(earlier, names, args.workers, factor, source)
+    if args.fresh:
+        os.environ[FRESH] = "1"                      # the pages' kernels inherit it
+    read = pages_committed(args.profile) & set(names) if not args.dry_run else set()
+    training = [p for p in names if p not in read]
+    print(projected(earlier, training, args.workers, factor, source)
+          + (f" (the pages that train); {len(read)} pages read their runs from the book's committed "
+             "runs" if read else "")
           + ("; then the HTML build" if not args.no_build and any(p in earlier for p in names) else ""),
           flush=True)
+    started = time.time()
     if args.workers > 1 or os.environ.get("RAY_ADDRESS"):
         times, failed = run_ray(selected, kwargs, args.workers, earlier, factor)
     else:
@@ -317,6 +328,10 @@ def main(argv=None) -> int:
         print(f"\nfailed pages: {', '.join(failed)} (the book was not built; each executed page, "
               f"with its error, is in {args.book_dir / 'pages'})", file=sys.stderr)
         return 1
+    trained = [p for p in (args.output_dir / "runs").glob("*.json") if p.stat().st_mtime >= started]
+    if trained and not args.dry_run:
+        print(f"{len(trained)} runs trained by this build: `make commit-runs PROFILE={args.profile}` "
+              "commits them with the book, so that the next build on any machine reads them", flush=True)
     if not args.no_build:
         build(args.book_dir)
     return 0

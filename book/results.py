@@ -130,6 +130,11 @@ def main(argv=None) -> int:
             print(f"{name}: committed to {relative(str(_import(args.import_part, name, args)))}")
             continue
         start, started, training_code = time.perf_counter(), code_commit(), code_version()
+        if started == "unknown":
+            print("not started: this copy has no .git to say which commit it is, and a part must "
+                  "name the commit that trained it: set PUSUPPORT_COMMIT=<the commit you copied> "
+                  "(git rev-parse HEAD where you made the copy)", file=sys.stderr)
+            return 2
         page = _page(name, args, args.seeds)
         try:                                               # refused before, not after, the training
             joinable(name, args.profile, page.seeds, {"commit": started, "training_code": training_code,

@@ -158,7 +158,7 @@ def test_the_priced_layout_is_the_executed_one(tmp_path, monkeypatch):
     trained, train = [], executor.train_runs
     monkeypatch.setattr(executor, "train_runs", lambda job, datas, store: (
         trained.append((job.labels, job.seeds)), train(job, datas, store))[1])
-    history, _ = executor.execute(plan)
+    history = executor.execute(plan).history
     priced = [(r.cfg.method, r.seeds, r.stacked) for r in plan.priced()]
     assert trained == [(job.labels, job.seeds) for job in plan.jobs]
     assert priced == [(m, 2, True) for m in ("nnpu", "aapu")]        # the §4.1 MLP stacks on a CPU

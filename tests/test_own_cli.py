@@ -325,6 +325,24 @@ def test_outputs_are_checked_before_any_work(capsys, tmp_path, monkeypatch):
     assert f"--csv {tmp_path / 'nodir' / 'sub' / 'p.csv'}: the folder" in msg and "mkdir -p" in msg
 
 
+def test_no_output_may_be_an_input(capsys, tmp_path, monkeypatch):
+    """``--out`` naming the feature table, or ``--csv`` naming the model or the inputs,
+    fails before any work and leaves the file as it was (both were silently overwritten)."""
+    table = tmp_path / "t.csv"
+    table.write_text("label,a\n1,0.5\n0,0.2\n")
+    monkeypatch.setattr(reading, "load_own", lambda *a, **k: pytest.fail("data read before the check"))
+    msg = error_of(capsys, "train", "--features", table, "--positive", 1, *TRAIN, "--out", table)
+    assert msg == (f"pusupport train: error: --out {table} is also the input --features: writing it "
+                   "would destroy that input; give --out another path (nothing was written)")
+    model = tmp_path / "m.pt"
+    model.write_bytes(b"a model")
+    monkeypatch.setattr("pusupport.apps.commands.load_model", lambda *a: pytest.fail("model read first"))
+    msg = error_of(capsys, "predict", model, table, "--csv", model)
+    assert "--csv " in msg and "is also the input MODEL" in msg
+    assert "is also the input INPUTS" in error_of(capsys, "predict", model, table, "--csv", tmp_path / "." / "t.csv")
+    assert model.read_bytes() == b"a model" and table.read_text().startswith("label,a")
+
+
 RESUME_TABLE = dict(n=6000, d=20)
 
 
@@ -401,10 +419,24 @@ def test_ctrl_c_during_training_is_one_line_and_exit_status_130(capsys, monkeypa
                                     tmp_path / "m.pt", "--prior", 0.5, "--device", "cpu", *extra)])
     err = capsys.readouterr().err.strip().splitlines()
     assert status == 130 and len(err) == 1 and "Traceback" not in err[0]
-    if checkpoints:
+    if checkpoints:                  # none written yet: none promised
+        assert f"before the first checkpoint (every 10 epochs): nothing in {tmp_path / 'ck'}" in err[0]
+        (tmp_path / "ck").mkdir(exist_ok=True)
+        (tmp_path / "ck" / "run.pt").write_bytes(b"")
+        assert main([str(a) for a in ("train", "--features", tmp_path / "t.csv", "--positive", 1, "--out",
+                                      tmp_path / "m.pt", "--prior", 0.5, "--device", "cpu", *extra)]) == 130
+        err = capsys.readouterr().err.strip().splitlines()
         assert f"the checkpoints in {tmp_path / 'ck'} are kept" in err[0] and "resumes" in err[0]
     else:
         assert "nothing saved — add --checkpoint-dir DIR" in err[0]
+
+
+def test_an_npz_without_x_names_its_arrays_and_the_fix(capsys, tmp_path):
+    np.savez(tmp_path / "d.npz", features=np.zeros((4, 2)), y=np.array([0, 1, 0, 1]))
+    msg = error_of(capsys, "train", "--features", tmp_path / "d.npz", "--positive", 1, *TRAIN,
+                   "--out", tmp_path / "m.pt")
+    assert msg == (f"pusupport train: error: {tmp_path / 'd.npz'} has no array 'x' (its arrays: "
+                   "features, y): save the features as x, e.g. np.savez(path, x=features, y=labels)")
 
 
 def test_a_missing_label_names_its_row_instead_of_becoming_a_class(capsys, tmp_path):

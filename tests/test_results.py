@@ -44,3 +44,17 @@ def test_seeds_trained_by_processes_sharing_a_device_are_committed_shown_and_equ
     said = _results(tmp_path, "shared", "--seeds", "2", "3", refused=True)
     assert "seeds [2] are committed already (part seeds-1_2)" in said
     assert sorted((tmp_path / "shared").rglob("*")) == stored        # nothing trained for seed 3
+
+
+def test_a_copy_that_cannot_name_its_commit_starts_nothing(tmp_path, monkeypatch, capsys):
+    """On a GPU machine's copy without .git and without PUSUPPORT_COMMIT, a part would be
+    recorded as trained by commit "unknown": the command refuses before any work."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("results_script", ROOT / "book" / "results.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    monkeypatch.setattr(script, "code_commit", lambda: "unknown")
+    monkeypatch.setattr(script, "_page", lambda *a: (_ for _ in ()).throw(AssertionError("work began")))
+    assert script.main(["--pages", "real_cifar10", "--profile", "smoke", "--output-dir", str(tmp_path),
+                        "--reference", str(tmp_path / "reference")]) == 2
+    assert "set PUSUPPORT_COMMIT=<the commit you copied>" in capsys.readouterr().err

@@ -1,8 +1,10 @@
 """The run store: a run is trained once per output folder, read wherever it is needed again
 with the history the page would have written, and never read for other data, settings,
 threads or evaluation epochs it does not cover."""
+import json
 import threading
 from dataclasses import replace
+from pathlib import Path
 
 import pandas as pd
 import torch
@@ -15,6 +17,7 @@ from pusupport.core.config import TrainConfig
 from pusupport.core.training import RunResult
 from pusupport.data import synthetic
 
+ROOT = Path(__file__).resolve().parent.parent
 BASE = dict(device="cpu", seeds=[0, 1], data_dir=None, dry_run=0, checkpoints=None,
             runner=None, profile="smoke", epochs=6, lr=None)
 
@@ -82,7 +85,7 @@ def test_a_stored_run_serves_only_the_evaluation_epochs_it_covers(tmp_path):
     _, source = one(store, every, data, train(every))     # not covered: trained
     assert source is None and calls == [0, 1]
     (history,), source = one(store, last_only, data, train(last_only))
-    assert source == "p" and calls == [0, 1]                                # covered: read
+    assert source == "the p page" and calls == [0, 1]                                # covered: read
     assert history.test_error.isna().tolist() == [True, True, True, False]
 
 
@@ -131,7 +134,7 @@ def test_a_run_another_page_is_training_is_waited_for_and_read(tmp_path, capsys)
     release.set()
     first.join(10)
     second.join(10)
-    assert got["first"][1] is None and got["second"][1] == "synthetic"
+    assert got["first"][1] is None and got["second"][1] == "the synthetic page"
     pd.testing.assert_frame_equal(got["second"][0][0], got["first"][0][0])
 
 
@@ -230,3 +233,85 @@ def test_a_run_is_stored_once_with_what_its_readers_keep(tmp_path, monkeypatch):
     pd.testing.assert_frame_equal(biased.run([spec], make), biased.run([kept], make))
     with pytest.raises(ValueError, match="keeps only"):
         RunSpec("x", "nnpu", keeps=("weights",))
+
+
+def test_committed_runs_are_read_on_another_machine_and_retrained_once_their_identity_moves(
+        tmp_path, monkeypatch, capsys):
+    """Runs committed with the book (``make commit-runs``) are read by a build in another
+    folder on a machine with other threads and no native bf16 (which would train in
+    float32), which says who trained them, where, at what precision and when;
+    a change of settings or of the training code, or ``make book FRESH=1``, trains instead
+    — a committed run is never read for another identity."""
+    from pusupport.book import store as stores
+    first = page("synthetic", tmp_path / "here").run()
+    committed = tmp_path / "committed"
+    assert stores.commit_runs(tmp_path / "here" / "runs", committed)["committed"] == 2
+    assert sorted(p.suffixes[-1] for p in committed.iterdir()) == [".gz"] * 2 + [".json"] * 2
+    monkeypatch.setattr("pusupport.book.page.committed_runs", lambda profile: committed)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 7)        # another machine: its threads,
+    monkeypatch.setattr("pusupport.core.runtime.cpu_bf16_instructions", lambda: None)  # no bf16
+    monkeypatch.setattr("pusupport.core.training.fit", no_training)
+    elsewhere = page("synthetic", tmp_path / "there")
+    read = elsewhere.run()
+    pd.testing.assert_frame_equal(read, first)
+    said = capsys.readouterr().out
+    assert "(trained by the synthetic page, committed: " in said and ", bf16, " in said
+    shown = elsewhere.where_from()
+    assert "read, not trained: " in shown and "committed: " in shown and "trained here" not in shown
+    monkeypatch.undo()
+    trained = []
+    real_fit = training.fit
+    monkeypatch.setattr("pusupport.book.page.committed_runs", lambda profile: committed)
+    monkeypatch.setattr("pusupport.core.training.fit", lambda *a, **k: trained.append(1) or real_fit(*a, **k))
+    page("synthetic", tmp_path / "lr", lr=2e-4).run()                # other settings
+    assert trained and "committed" not in capsys.readouterr().out
+    trained.clear()
+    monkeypatch.setattr(stores, "code_version", lambda *a: "moved")  # other training code
+    page("synthetic", tmp_path / "code").run()
+    assert trained and "committed" not in capsys.readouterr().out
+    monkeypatch.undo()
+    monkeypatch.setattr(stores, "REFERENCE", tmp_path / "reference")  # as the book finds them
+    (tmp_path / "reference" / "smoke").mkdir(parents=True)
+    committed.rename(tmp_path / "reference" / "smoke" / "runs")
+    assert stores.committed_runs("smoke") == tmp_path / "reference" / "smoke" / "runs"
+    assert stores.committed_runs("cpu") is None
+    monkeypatch.setenv(stores.FRESH, "1")                             # make book FRESH=1
+    assert stores.committed_runs("smoke") is None
+
+
+def test_commit_runs_indexes_the_pages_a_build_need_not_train(tmp_path, monkeypatch, capsys):
+    """``make commit-runs`` writes the committed runs and an index of each page's
+    fingerprint and the training code: a build projects those pages as read, until the
+    page's settings or the training code move."""
+    import importlib.util
+    from pusupport.book import committed as committed_runs
+    spec = importlib.util.spec_from_file_location("commit_runs", ROOT / "book" / "commit_runs.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    page("synthetic", tmp_path / "build").run()
+    monkeypatch.setattr(committed_runs, "page_at", lambda name, profile: page(name, tmp_path))
+    assert script.main(["--store", str(tmp_path / "build" / "runs"), "--profile", "smoke",
+                        "--reference", str(tmp_path / "reference")]) == 0
+    assert "2 runs added, 0 stale ones removed: 2 runs of 1 pages" in capsys.readouterr().out
+    index = json.loads((tmp_path / "reference" / "smoke" / "runs" / "index.json").read_text())
+    assert list(index["pages"]) == ["synthetic"]
+    assert committed_runs.pages_committed("smoke", tmp_path / "reference") == {"synthetic"}
+    monkeypatch.setattr(committed_runs, "page_at", lambda name, profile: page(name, tmp_path, lr=1e-3))
+    assert committed_runs.pages_committed("smoke", tmp_path / "reference") == set()
+
+
+def test_a_fresh_build_is_held_against_the_committed_runs(tmp_path, capsys):
+    """``make check-runs``: runs trained again on the same machine equal the committed ones
+    number for number; a committed history that was changed is named."""
+    import gzip
+    from pusupport.book.store import check_runs, commit_runs
+    page("synthetic", tmp_path / "build").run()
+    committed = tmp_path / "committed"
+    commit_runs(tmp_path / "build" / "runs", committed)
+    page("synthetic", tmp_path / "fresh").run()
+    rows = check_runs(tmp_path / "fresh" / "runs", committed)
+    assert len(rows) == 2 and all(r["equal"] and r["same_machine"] for r in rows)
+    path = next(committed.glob("*.csv.gz"))
+    text = gzip.decompress(path.read_bytes()).decode().replace(",0.", ",1.", 1)
+    path.write_bytes(gzip.compress(text.encode()))
+    assert sorted(r["equal"] for r in check_runs(tmp_path / "fresh" / "runs", committed)) == [False, True]

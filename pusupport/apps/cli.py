@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 import warnings
 from importlib.metadata import version
 
@@ -84,9 +85,12 @@ def parser() -> argparse.ArgumentParser:
 def _interrupted(args) -> str:
     """What a Ctrl-C leaves: the checkpoints of a train run that writes them, else nothing."""
     where = getattr(args, "checkpoint_dir", None)
-    if where:
+    if where and any(Path(where).glob("*")):
         return (f"interrupted; the checkpoints in {where} are kept (one every 10 epochs): the "
                 "same command resumes from the last")
+    if where:
+        return (f"interrupted before the first checkpoint (every 10 epochs): nothing in {where} "
+                "yet; the same command starts again from the beginning")
     if args.command == "train":
         return ("interrupted; nothing saved — add --checkpoint-dir DIR to make a run that the "
                 "same command resumes")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from . import own, reading
+from ..core.atomic import atomic_write_text
 from .saved import load_model
 from .words import SPELLING, U_MEANING
 from ..core.training import train
@@ -42,9 +43,11 @@ def train_model(args) -> None:
     from ..core.methods import get_method
     own.check_method(args.method, args.prior, "cli")    # a typo fails before any data are read
     needs_prior = get_method(args.method).needs_prior
-    own.check_output(args.out, "--out")        # so do outputs that cannot be written
+    inputs = {"--features": args.features, "--images": args.images}
+    own.check_output(args.out, "--out", inputs=inputs)   # so do outputs that cannot be written
     if args.checkpoint_dir:
-        own.check_output(args.checkpoint_dir, "--checkpoint-dir", folder=True)
+        own.check_output(args.checkpoint_dir, "--checkpoint-dir", folder=True,
+                         inputs={**inputs, "--out": args.out})
     if args.prior is not None and not 0 < args.prior < 1:
         raise ValueError(f"--prior {args.prior}: give π strictly between 0 and 1, e.g. --prior 0.3")
     data, problem = _problem(args)
@@ -81,11 +84,11 @@ def train_model(args) -> None:
 
 
 def predict(args) -> None:
-    own.check_output(args.csv, "--csv")
+    own.check_output(args.csv, "--csv", inputs={"MODEL": args.model, "INPUTS": args.inputs})
     saved = load_model(args.model, args.device)
     x, ids = reading.read_inputs(saved, args.inputs, _size(args.image_size), args.skip_unreadable)
     table = own.predictions(saved, x, ids)
-    table.to_csv(args.csv, index=False)
+    atomic_write_text(args.csv, table.to_csv(index=False))
     print(f"{len(table)} predictions ({int(table.predicted.sum())} positive) written to {args.csv}")
 
 

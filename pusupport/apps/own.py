@@ -196,15 +196,19 @@ def describe_estimate(e, spelling: str = "python") -> str:
     return line
 
 
-def check_output(path, option: str, folder: bool = False) -> Path:
-    """``path`` checked before any work, by one rule for every output: the folder that
-    will hold it must exist and be writable, and the path must not be a folder where a
-    file is wanted (or a file where a folder is). Anything else is a ValueError naming
-    ``option`` and the fix."""
+def check_output(path, option: str, folder: bool = False, inputs: dict | None = None) -> Path:
+    """``path`` checked before any work, by one rule for every output: it is none of the
+    ``inputs`` ({option: path} of what the command reads), the folder that will hold it
+    must exist and be writable, and the path must not be a folder where a file is wanted
+    (or a file where a folder is). Anything else is a ValueError naming ``option`` and the fix."""
     path = Path(path)
     want = "a folder" if folder else "a file name, e.g. model.pt or predictions.csv"
     if path.exists() and path.is_dir() != folder:
         raise ValueError(f"{option} {path}: is {'a file' if folder else 'a folder'}; give {want}")
+    for given, source in (inputs or {}).items():
+        if source is not None and path.resolve() == Path(source).resolve():
+            raise ValueError(f"{option} {path} is also the input {given}: writing it would destroy "
+                             f"that input; give {option} another path (nothing was written)")
     parent = path.absolute().parent
     if not parent.is_dir():
         raise ValueError(f"{option} {path}: the folder {parent} does not exist; create it first "

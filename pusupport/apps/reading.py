@@ -70,6 +70,9 @@ def read_table(path, label_column: str | None = None, columns=None, spelling: st
     if suffix in (".npy", ".npz"):
         arrays = np.load(path)
         if suffix == ".npz":
+            if "x" not in arrays:
+                raise ValueError(f"{path} has no array 'x' (its arrays: {', '.join(arrays.files) or 'none'}): "
+                                 "save the features as x, e.g. np.savez(path, x=features, y=labels)")
             x, y = arrays["x"], arrays["y"] if "y" in arrays else None
         else:
             d = len(columns) if columns is not None else arrays.shape[1] - 1

@@ -16,6 +16,7 @@ such, never as current.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from dataclasses import dataclass
 from functools import cached_property
@@ -24,6 +25,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..core.atomic import atomic_write_text
+from ..core.identity import code_version
 from ..core.methods import get_method
 from . import registry, suite
 from .claims import AT_PAPER, reproduction_table, verdict_text
@@ -32,6 +34,7 @@ from .plan import as_trained
 from .paper import NOT_IN_PAPER
 from .records import read_history, save_results
 from .reference import REFERENCE
+from .store import FRESH
 
 #: What a page's section shows where nothing is committed.
 NOT_RUN = "not run at the paper's settings"
@@ -313,3 +316,26 @@ def _write_union(folder: Path, code: Page) -> None:
                  profile=union.profile, seeds=seeds, fingerprint=union.fingerprint(seeds=False),
                  n_test=union.n_test, parts=list(found),
                  wall_seconds=round(sum(p["wall_seconds"] for p in found.values()), 1))
+
+
+def runs_index(profile: str, pages=None) -> dict:
+    """What the book's committed runs at ``profile`` were trained for: the training code
+    and the fingerprint (:meth:`~pusupport.book.page.Page.fingerprint`) of each of ``pages``
+    (default: every page of the book) at the time."""
+    names = [e["page"] for e in registry.book_pages() if pages is None or e["page"] in pages]
+    return {"training_code": code_version(),
+            "pages": {name: page_at(name, profile).fingerprint() for name in names}}
+
+
+def pages_committed(profile: str, root: Path = REFERENCE) -> set:
+    """The pages whose runs the committed runs at ``profile`` hold as today's code and
+    settings would train them (a build reads them instead of training: what a projection
+    leaves out); empty where there are none or ``$PUSUPPORT_FRESH`` is set."""
+    path = root / profile / "runs" / "index.json"
+    if os.environ.get(FRESH) or not path.exists():
+        return set()
+    index = json.loads(path.read_text())
+    now = runs_index(profile, index["pages"])
+    if index["training_code"] != now["training_code"]:
+        return set()
+    return {page for page, fingerprint in index["pages"].items() if now["pages"].get(page) == fingerprint}

@@ -26,9 +26,9 @@ from .paper import NOT_IN_PAPER, PAPER
 from .plan import KEPT, Plan, Planned, RunSpec, as_trained
 from .records import save_results, shown_path
 from .reference import fingerprint
-from .runs import execute
+from .runs import Executed, execute
 from .sources import data_for, with_prior
-from .store import RunStore
+from .store import RunStore, committed_runs
 
 
 #: Settings that do not change a run's numbers (where it runs, what it saves).
@@ -57,6 +57,7 @@ class Page:
     runner: dict | None = None
     params: dict = field(default_factory=dict)
     families: dict = field(default_factory=dict)
+    sources: dict = field(default_factory=dict)
     started: float = field(default_factory=time.perf_counter)
 
     @property
@@ -120,12 +121,12 @@ class Page:
     def run(self, specs: list[RunSpec] | None = None, make_data=None) -> pd.DataFrame:
         """Train ``specs`` (default: the whole plan) on every seed (:meth:`resolved`); the
         tidy history. A run the output folder's run store holds is read, not trained again."""
-        return self._execute(self.resolved(specs, make_data))[0]
+        return self._execute(self.resolved(specs, make_data)).history
 
     def results(self, specs: list[RunSpec], make_data=None) -> dict:
         """``{(label, seed): RunResult}`` of the runs of ``specs`` that keep more than their
         history (:attr:`~pusupport.book.plan.RunSpec.keeps`), trained or read as :meth:`run`."""
-        return self._execute(self.resolved(specs, make_data))[1]
+        return self._execute(self.resolved(specs, make_data)).kept
 
     def train(self, data, cfg: TrainConfig):
         """One run, ``cfg`` on ``data``, for a driver that reads its whole result (model, S,
@@ -134,11 +135,25 @@ class Page:
         run = Planned(cfg.method, cfg, (cfg.seed,), (data.name,), make=lambda seed: data,
                       stacks=False, keeps=KEPT)
         plan = Plan.of([run], {run.label: (run.label, None)}, [cfg.seed], torch.device(self.device).type)
-        return self._execute(plan)[1][run.label, cfg.seed]
+        return self._execute(plan).kept[run.label, cfg.seed]
 
-    def _execute(self, plan: Plan) -> tuple[pd.DataFrame, dict]:
-        store = None if self.settings.train.dry_run else RunStore(self.output_dir / "runs", self.name)
-        return execute(plan, store, self.runner, desc=self.name)
+    def _execute(self, plan: Plan) -> Executed:
+        store = None if self.settings.train.dry_run else RunStore(
+            self.output_dir / "runs", self.name, committed_runs(self.profile))
+        done = execute(plan, store, self.runner, desc=self.name)
+        self.sources.update(done.sources)
+        return done
+
+    def where_from(self) -> str:
+        """Where the page's numbers come from — trained here now, or read and trained by
+        whom (another page, an earlier build, the book's committed runs) — and its wall time."""
+        lines, read = [], {}
+        for label, trainer in self.sources.items():
+            read.setdefault(trainer, []).append(label)
+        if None in read:
+            lines.append(f"trained here, now: {_runs(read.pop(None))}")
+        lines += [f"read, not trained: {_runs(labels)}, trained by {trainer}" for trainer, labels in read.items()]
+        return "\n".join([*lines, f"page wall time: {self.wall_time():.0f} s"])
 
     def claims(self) -> list[tuple]:
         """(claim, results folder) of this page's claims."""
@@ -259,6 +274,11 @@ class Page:
                             fingerprint=self.fingerprint(), n_test=self.n_test,
                             changes={k: v for k, (v, _) in self.changes().items()},
                             wall_seconds=round(self.wall_time(), 1), **extra)
+
+
+def _runs(labels: list) -> str:
+    """Run labels as a page lists them: a few named, many counted."""
+    return ", ".join(labels) if len(labels) <= 4 else f"{len(labels)} runs"
 
 
 def _shown(value) -> str:

@@ -3,10 +3,12 @@
 It trains the plan's jobs as the plan lays them out, in this process or as Ray tasks
 (``runner``: set by ``book/execute.py --workers N``,
 :func:`pusupport.book.cluster.fan_out`), reading from the run store
-(:class:`~pusupport.book.store.RunStore`) every run another page or an earlier build
-trained. It knows no page.
+(:class:`~pusupport.book.store.RunStore`) every run another page, an earlier build or
+the book's committed runs trained. It knows no page.
 """
 from __future__ import annotations
+
+from typing import TYPE_CHECKING, NamedTuple
 
 import pandas as pd
 
@@ -14,8 +16,6 @@ from . import cluster
 from .store import RunStore, train_runs
 from ..core.methods import view_column
 from ..core.progress import progress
-
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from .plan import Plan
@@ -36,23 +36,34 @@ def train_jobs(jobs, store: RunStore | None = None, runner: dict | None = None,
     return done
 
 
+class Executed(NamedTuple):
+    """What :func:`execute` returns: the tidy ``history``; ``kept``: ``{(label, seed):
+    RunResult}`` of the runs that keep more than their history; ``sources``: each run's
+    label → who trained it (None: trained now)."""
+
+    history: pd.DataFrame
+    kept: dict
+    sources: dict
+
+
 def execute(plan: Plan, store: RunStore | None = None, runner: dict | None = None,
-            desc: str = "") -> tuple[pd.DataFrame, dict]:
-    """Train ``plan`` (:func:`train_jobs`). Returns the tidy history of every label it
-    shows, ``method`` naming each run by its label (a view, e.g. nnPUSB, is read from its
-    method's run, its test error at its own threshold), and ``{(label, seed): RunResult}``
-    of the runs that keep more than their history (:attr:`~pusupport.book.plan.RunSpec.keeps`).
+            desc: str = "") -> Executed:
+    """Train ``plan`` (:func:`train_jobs`): the tidy history of every label it shows,
+    ``method`` naming each run by its label (a view, e.g. nnPUSB, is read from its method's
+    run, its test error at its own threshold), the results of the runs that keep more than
+    their history (:attr:`~pusupport.book.plan.RunSpec.keeps`) and where each run came from.
     A run ``store`` holds is read, not trained again (said on the console)."""
     done = train_jobs(plan.jobs, store, runner, desc)
-    read, results = {}, {}
+    read, results, sources = {}, {}, {}
     for job, trained in zip(plan.jobs, done):
         for label, (runs, trainer) in zip(job.labels, trained):
             if trainer is not None:
                 read.setdefault(label, trainer)
+            sources.setdefault(label, trainer)
             results.update({(label, seed): r for seed, r in zip(job.seeds, runs)})
     if read:
         print("read from the run store, not trained again: " + "; ".join(
-            f"{label} (trained by the {trainer} page)" for label, trainer in read.items()))
+            f"{label} (trained by {trainer})" for label, trainer in read.items()))
     shared = {f"{job.runs[i].label} its first {epoch} (those of {job.runs[p].label})"
               for job in plan.jobs for i, (p, epoch) in job.forks.items()}
     if shared:
@@ -73,4 +84,5 @@ def execute(plan: Plan, store: RunStore | None = None, runner: dict | None = Non
     history = pd.concat([shown(label, seed) for label, (base, _) in plan.shown.items()
                          for seed in seeds[base]], ignore_index=True)
     keeps = {run.label for run in plan.runs if run.keeps}
-    return history, {(label, seed): r for (label, seed), r in results.items() if label in keeps}
+    return Executed(history, {(label, seed): r for (label, seed), r in results.items() if label in keeps},
+                    sources)

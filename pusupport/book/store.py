@@ -17,8 +17,10 @@ any; a trunk's state at a fork epoch is ``trunk-<key>.pt``.
 from __future__ import annotations
 
 import fcntl
+import gzip
 import hashlib
 import json
+import os
 import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import asdict, dataclass, replace
@@ -34,7 +36,7 @@ from ..core.methods import VIEW_PREFIX
 from ..core.runtime import resolve
 from ..core.training import RunResult, fit_shared
 from .records import read_history
-from .reference import code_commit, cpu_model
+from .reference import REFERENCE, code_commit, cpu_model
 
 #: Left out of a run's key: what never changes its numbers, the seed (the key lists the
 #: seeds) and how often it is evaluated (checked apart).
@@ -84,6 +86,17 @@ def trunk_key(cfg, seeds, datas, stacked: bool, epoch: int) -> str:
     return "trunk-" + run_key(cfg, seeds, datas, stacked, settings)
 
 
+#: Set by ``make book FRESH=1``: every run trained here, none read from the committed runs.
+FRESH = "PUSUPPORT_FRESH"
+
+
+def committed_runs(profile: str) -> Path | None:
+    """The runs committed with the book at ``profile`` (:func:`commit_runs`), None where
+    there are none or ``$PUSUPPORT_FRESH`` is set."""
+    folder = REFERENCE / profile / "runs"
+    return None if os.environ.get(FRESH) or not folder.is_dir() else folder
+
+
 def evaluated_epochs(cfg) -> list[int]:
     return [e for e in cfg.visited_epochs() if cfg.evaluates_at(e)]
 
@@ -91,10 +104,12 @@ def evaluated_epochs(cfg) -> list[int]:
 @dataclass(frozen=True)
 class RunStore:
     """The runs under ``folder``; ``trainer``: who asks (a page of the book, recorded as
-    the run's trainer)."""
+    the run's trainer); ``committed``: a folder of runs committed with the book
+    (:func:`commit_runs`), read by their portable key where ``folder`` lacks a run."""
 
     folder: Path
     trainer: str
+    committed: Path | None = None
 
     def runs(self, runs: list[tuple], stacked: bool, train) -> list[tuple[list, str | None]]:
         """Each run's (results, one per seed, the page that trained it, None if trained now)
@@ -110,7 +125,7 @@ class RunStore:
             for i, key in enumerate(keys):
                 if not held.enter_context(self._claimed(key, runs[i][0].method, wait=False)):
                     waiting.append(i)
-                elif (stored := self._read(key, *runs[i])) is not None:
+                elif (stored := self._read(key, *runs[i]) or self._committed(stacked, *runs[i])) is not None:
                     out[i] = stored
                 else:
                     todo.append(i)
@@ -119,7 +134,8 @@ class RunStore:
                 out[i] = results, None
         for i in waiting:
             with self._claimed(keys[i], runs[i][0].method, wait=True):
-                out[i] = self._read(keys[i], *runs[i]) or (train([i])[0], None)
+                out[i] = (self._read(keys[i], *runs[i]) or self._committed(stacked, *runs[i])
+                          or (train([i])[0], None))
                 if out[i][1] is None:
                     self._write(keys[i], *runs[i], out[i][0], stacked)
         return [out[i] for i in range(len(runs))]
@@ -164,8 +180,26 @@ class RunStore:
                 fcntl.flock(lock, fcntl.LOCK_EX)
             yield True
 
-    def _read(self, key: str, cfg, seeds, datas, keeps) -> tuple[list, str] | None:
-        folder = Path(self.folder)
+    def _committed(self, stacked: bool, cfg, seeds, datas, keeps) -> tuple[list, str] | None:
+        """The run from the committed folder, by its portable key, said to be committed and
+        where it was trained."""
+        if self.committed is None:
+            return None
+        key = run_key(cfg, seeds, datas, stacked, portable=True)
+        read = self._read(key, cfg, seeds, datas, keeps, Path(self.committed), ".csv.gz")
+        if read is None:
+            return None
+        made = json.loads((Path(self.committed) / f"{key}.json").read_text())["trained"]
+        where = made["cpu"] if made["gpu"] is None else made["gpu"]
+        precision = "bf16" if made["numbers"]["bf16"] else "float32"
+        return read[0], f"{read[1]}, committed: {where}, {precision}, {made['date'][:10]}, " \
+                        f"commit {made['commit'][:7]}"
+
+    def _read(self, key: str, cfg, seeds, datas, keeps, folder: Path | None = None,
+              suffix: str = ".csv") -> tuple[list, str] | None:
+        """The run ``key`` from ``folder`` (default: the store's) if it was evaluated at every
+        epoch ``cfg`` evaluates and keeps what ``keeps`` names; and who trained it."""
+        folder = Path(self.folder if folder is None else folder)
         meta_path = folder / f"{key}.json"
         if not meta_path.exists():
             return None
@@ -173,7 +207,7 @@ class RunStore:
         needed = set(evaluated_epochs(cfg))
         if not needed <= set(meta["evaluated"]) or not set(keeps) <= set(meta.get("kept", ())):
             return None
-        history = read_history(folder / f"{key}.csv")
+        history = read_history(folder / f"{key}{suffix}")
         history["method"] = cfg.method
         blank = ~history.epoch.isin(needed)
         for column in history.columns:
@@ -183,7 +217,7 @@ class RunStore:
         return [RunResult(history[history.seed == s].reset_index(drop=True), extra.get("model"),
                           extra.get("selected"), replace(cfg, seed=s), extra.get("u_losses", {}),
                           extra.get("threshold"))
-                for s, extra in zip(meta["seeds"], kept)], meta["page"]
+                for s, extra in zip(meta["seeds"], kept)], f"the {meta['page']} page"
 
     def _write(self, key: str, cfg, seeds, datas, keeps, results, stacked: bool) -> None:
         """Write the run atomically (history and kept results, then its record), unless a
@@ -223,3 +257,70 @@ def train_runs(job, datas: list, store: RunStore | None = None) -> list[tuple[li
         return [(r, None) for r in fit(everything)]
     return store.runs([(r.cfg, job.seeds, d, r.keeps) for r, d in zip(job.runs, datas)],
                       job.stacked, fit)
+
+
+#: The largest kept file committed with a run (bytes): beyond it the run is committed with
+#: its history only, and a page that reads more trains it.
+MAX_KEPT = 2 * 2**20
+
+
+def commit_runs(store: Path, committed: Path) -> dict:
+    """Copy the runs of a build's run ``store`` trained by today's training code into
+    ``committed`` under their portable keys (:func:`run_key`): the history as
+    ``<key>.csv.gz``, its record (who trained it, where, when: :func:`trained_on`), and what
+    it keeps up to :data:`MAX_KEPT` bytes. Committed runs of other training code are
+    stale and removed. Returns how many runs were added, kept and removed."""
+    code, committed = code_version(), Path(committed)
+    committed.mkdir(parents=True, exist_ok=True)
+    removed = 0
+    for meta_path in committed.glob("*.json"):
+        if meta_path.name != "index.json" and json.loads(meta_path.read_text())["trained"]["code"] != code:
+            for path in committed.glob(f"{meta_path.stem}.*"):
+                path.unlink()
+            removed += 1
+    added = 0
+    for meta_path in sorted(Path(store).glob("*.json")):
+        meta = json.loads(meta_path.read_text())
+        if meta.get("trained", {}).get("code") != code:
+            continue
+        key, kept = meta["portable"], meta_path.with_suffix(".pt")
+        if meta["kept"] and kept.stat().st_size > MAX_KEPT:
+            meta["kept"] = []
+        target = committed / f"{key}.json"
+        if target.exists():
+            there = json.loads(target.read_text())
+            if set(meta["evaluated"]) <= set(there["evaluated"]) and set(meta["kept"]) <= set(there["kept"]):
+                continue
+        csv = meta_path.with_suffix(".csv").read_bytes()
+        with replacing(committed / f"{key}.csv.gz") as tmp:
+            Path(tmp).write_bytes(gzip.compress(csv, mtime=0))
+        if meta["kept"]:
+            with replacing(committed / f"{key}.pt") as tmp:
+                Path(tmp).write_bytes(kept.read_bytes())
+        atomic_write_text(target, json.dumps({k: v for k, v in meta.items() if k != "portable"}, indent=1))
+        added += 1
+    total = sum(1 for p in committed.glob("*.json") if p.name != "index.json")
+    return {"added": added, "committed": total, "removed": removed}
+
+
+def check_runs(store: Path, committed: Path) -> list[dict]:
+    """Each run of ``store`` (a build with ``FRESH=1``) that ``committed`` also holds, its
+    history held against the committed one: ``equal`` (every number but the wall time),
+    else the largest difference of its final test error across seeds; ``same_machine``:
+    trained on the same CPU or GPU, at the same precision and threads (where equal is
+    expected; elsewhere the run-to-run spread is)."""
+    out = []
+    for meta_path in sorted(Path(store).glob("*.json")):
+        meta = json.loads(meta_path.read_text())
+        there = Path(committed) / f"{meta.get('portable')}.json"
+        if not there.exists():
+            continue
+        made = json.loads(there.read_text())["trained"]
+        ours = read_history(meta_path.with_suffix(".csv")).drop(columns="wall_time")
+        theirs = read_history(there.with_suffix(".csv.gz")).drop(columns="wall_time")
+        last = [h[h.epoch == h.epoch.max()].set_index("seed").test_error for h in (ours, theirs)]
+        out.append({"page": meta["page"], "method": meta["method"], "seeds": meta["seeds"],
+                    "equal": ours.equals(theirs),
+                    "final_error_difference": float((last[0] - last[1]).abs().max()),
+                    "same_machine": all(meta["trained"][k] == made[k] for k in ("cpu", "gpu", "numbers", "threads"))})
+    return out

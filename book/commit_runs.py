@@ -1,0 +1,82 @@
+"""Commit a build's runs with the book, so that a later build — on this machine or another
+— reads them instead of training (`make commit-runs`, after `make book`).
+
+    python book/commit_runs.py --store results/runs --profile cpu
+
+Every run of the build's run store that today's training code trained is copied into
+``results/reference/<profile>/runs/`` under its portable key (what shapes its numbers, less
+the machine: :func:`pusupport.book.store.run_key`), with its record (page, seeds, the
+epochs it was evaluated at, and where, how and when it was trained); committed runs of
+other training code are removed. ``index.json`` there names the training code and the
+fingerprint of each page whose runs were committed: a build projects only the pages whose
+settings or code moved since. ``make book FRESH=1`` reads none of them.
+
+    python book/commit_runs.py --check build/fresh/runs --profile cpu
+
+holds the runs of a ``FRESH=1`` build against the committed ones instead (`make
+check-runs`): each equal, number for number, where both were trained on the same CPU at the
+same precision and threads; elsewhere the difference of the final test error is printed
+beside the committed run-to-run spread (``results/reference/<profile>/spread.json``).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from pusupport.book.committed import runs_index
+from pusupport.book.reference import REFERENCE, relative
+from pusupport.book.store import check_runs, commit_runs
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def check(store: Path, folder: Path) -> int:
+    """Print how the store's runs compare with the committed ones; 1 where a run trained on
+    the same machine differs, else 0."""
+    rows = check_runs(store, folder)
+    if not rows:
+        print(f"none of the runs of {store} is committed in {relative(str(folder))}")
+        return 0
+    same = [r for r in rows if r["same_machine"]]
+    broken = [r for r in same if not r["equal"]]
+    print(f"{len(rows)} runs held against the committed ones: {len(same)} trained on the same "
+          f"machine, {len(same) - len(broken)} of them equal number for number")
+    for r in broken:
+        print(f"  DIFFERS: {r['page']} {r['method']} seeds {r['seeds']} (final test error up to "
+              f"{r['final_error_difference']:.4f} apart)")
+    other = [r for r in rows if not r["same_machine"]]
+    if other:
+        print(f"  {len(other)} trained on another machine: final test errors up to "
+              f"{max(r['final_error_difference'] for r in other):.4f} apart (the committed spread: "
+              f"results/reference/<profile>/spread.json)")
+    return 1 if broken else 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--store", type=Path, default=ROOT / "results" / "runs",
+                    help="a build's run store (default: results/runs, where `make book` trains)")
+    ap.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"],
+                    help="the profile the build ran at")
+    ap.add_argument("--check", action="store_true",
+                    help="hold the store's runs (a FRESH=1 build's) against the committed ones")
+    ap.add_argument("--reference", type=Path, default=REFERENCE, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if not any(args.store.glob("*.json")):
+        ap.error(f"{args.store} holds no stored run: run `make book` first, or name its run store")
+    folder = args.reference / args.profile / "runs"
+    if args.check:
+        return check(args.store, folder)
+    counts = commit_runs(args.store, folder)
+    pages = {json.loads(p.read_text())["page"] for p in folder.glob("*.json") if p.name != "index.json"}
+    (folder / "index.json").write_text(json.dumps(runs_index(args.profile, pages), indent=1) + "\n")
+    size = sum(p.stat().st_size for p in folder.iterdir())
+    print(f"{counts['added']} runs added, {counts['removed']} stale ones removed: {counts['committed']} "
+          f"runs of {len(pages)} pages in {relative(str(folder))} ({size / 2**20:.1f} MiB) — add it to git")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
