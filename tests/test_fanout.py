@@ -197,3 +197,23 @@ def test_runs_sharing_a_declared_gpu_give_the_runs_trained_here(tmp_path, capsys
             for a, b in zip(ours, theirs):
                 pd.testing.assert_frame_equal(a.history.drop(columns="wall_time"),
                                               b.history.drop(columns="wall_time"))
+
+
+def test_a_run_task_that_starts_after_the_page_closed_its_claims_returns_nothing(monkeypatch):
+    """When the page takes every job itself (each read from the run store in a moment), a
+    worker's task that starts after the claims are closed gets nothing to do: it returns
+    None, and no unhandled Ray error reaches the page's output."""
+    require_ray()
+    import ray
+    from pusupport.book import cluster
+
+    class Closed:
+        class take:
+            @staticmethod
+            def remote(key):
+                return key
+
+    def dead(ref):
+        raise ray.exceptions.ActorDiedError()
+    monkeypatch.setattr(ray, "get", dead)
+    assert cluster._claimed_run(Closed(), 0, {"num_cpus": 1}, None, None) is None

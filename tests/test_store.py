@@ -315,3 +315,15 @@ def test_a_fresh_build_is_held_against_the_committed_runs(tmp_path, capsys):
     text = gzip.decompress(path.read_bytes()).decode().replace(",0.", ",1.", 1)
     path.write_bytes(gzip.compress(text.encode()))
     assert sorted(r["equal"] for r in check_runs(tmp_path / "fresh" / "runs", committed)) == [False, True]
+
+
+def test_where_a_page_s_numbers_come_from_counts_every_run_even_of_one_label(tmp_path):
+    """Two runs of one label (the prior page's P-vs-U classifiers, one per data set), one
+    read and one trained now: the page's last line names both, each by its source."""
+    shown = page("synthetic", tmp_path)
+    shown.sources += [("pn", "the prior page, committed: AMD EPYC, bf16, 2026-11-27, commit abc1234"),
+                      ("pn", None), *[(f"run {i}", "the readings page") for i in range(5)]]
+    lines = shown.where_from().splitlines()
+    assert lines[0] == "trained here, now: pn"
+    assert lines[1] == "read, not trained: pn, trained by the prior page, committed: AMD EPYC, bf16, 2026-11-27, commit abc1234"
+    assert lines[2] == "read, not trained: 5 runs, trained by the readings page" and lines[3].startswith("page wall time")

@@ -162,8 +162,11 @@ def _claimed_run(claims, key, task: dict, job, store, *datas):
     """Ray task: the job, unless the page already took it (then None); ``datas``: the
     job's data, run-major (each run's seeds in turn)."""
     ray = import_ray()
-    if not ray.get(claims.take.remote(key)):
-        return None
+    try:
+        if not ray.get(claims.take.remote(key)):
+            return None
+    except ray.exceptions.RayActorError:     # started after the page took every job and closed
+        return None                          # the claims (all its runs read from the store)
     limit_threads(task)
     flat = iter(datas)
     return train_runs(job, [[next(flat) for _ in job.seeds] for _ in job.runs], store)

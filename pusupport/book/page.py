@@ -57,7 +57,7 @@ class Page:
     runner: dict | None = None
     params: dict = field(default_factory=dict)
     families: dict = field(default_factory=dict)
-    sources: dict = field(default_factory=dict)
+    sources: list = field(default_factory=list)     # (run label, who trained it: None = now)
     started: float = field(default_factory=time.perf_counter)
 
     @property
@@ -141,14 +141,14 @@ class Page:
         store = None if self.settings.train.dry_run else RunStore(
             self.output_dir / "runs", self.name, committed_runs(self.profile))
         done = execute(plan, store, self.runner, desc=self.name)
-        self.sources.update(done.sources)
+        self.sources += done.sources.items()
         return done
 
     def where_from(self) -> str:
         """Where the page's numbers come from — trained here now, or read and trained by
         whom (another page, an earlier build, the book's committed runs) — and its wall time."""
         lines, read = [], {}
-        for label, trainer in self.sources.items():
+        for label, trainer in self.sources:
             read.setdefault(trainer, []).append(label)
         if None in read:
             lines.append(f"trained here, now: {_runs(read.pop(None))}")
@@ -278,7 +278,7 @@ class Page:
 
 def _runs(labels: list) -> str:
     """Run labels as a page lists them: a few named, many counted."""
-    return ", ".join(labels) if len(labels) <= 4 else f"{len(labels)} runs"
+    return "; ".join(labels) if len(labels) <= 4 else f"{len(labels)} runs"
 
 
 def _shown(value) -> str:

@@ -139,7 +139,7 @@ def run_standing(page: Page, pages: dict) -> tuple[pd.DataFrame, dict]:
     from ...data.files import DatasetNotFoundError
     histories, meta = [], {}
     for dataset, there in pages.items():
-        here = replace(there, name=page.name, sources={})  # checkpoints and the store under this page
+        here = replace(there, name=page.name, sources=[])  # checkpoints and the store under this page
         specs = [spec for spec in page.plan() if spec.dataset == dataset]
         try:
             make = here.data()
@@ -148,7 +148,7 @@ def run_standing(page: Page, pages: dict) -> tuple[pd.DataFrame, dict]:
                              f"the {there.name} page says how to provide it"}
             continue
         histories.append(here.run(specs, make).assign(dataset=dataset))
-        page.sources.update({f"{label} ({dataset})": t for label, t in here.sources.items()})
+        page.sources += [(f"{label} ({dataset})", t) for label, t in here.sources]
         y_test = make(here.seeds[0]).y_test
         meta[dataset] = {"status": "run", "seeds": here.seeds, "n_test": there.n_test,
                          "validation": any(s.changes.get("data") for s in specs),
