@@ -101,10 +101,10 @@ results: setup data
 # processes of one thread each, a test file to a process — the `paper` dry run in two halves,
 # one to each (tests/conftest.py) — 2 threads each oversubscribe the
 # 2 cores: 18.6 min against 9.8 on a fresh clone), then every page in the `smoke` profile
-# and a book build, then the checks on that build (tests marked `book`: one runs five pages
-# again with Ray, one of each kind of job, and must get the same results) and nbval on the
-# executed pages (a page built with Ray would name the build's Ray cluster, gone by then, as
-# its `runner` parameter: nbval re-runs the notebooks as they are). nbval's run is the book
+# and a book build, two pages at a time with Ray as `make book` runs them, then the checks on
+# that build (tests marked `book`: one runs five pages again serially, one of each kind of job,
+# and must get the same results) and nbval on the executed pages, two notebooks at a time, each
+# notebook's cells in order in one kernel (`--dist loadscope`). nbval's run is the book
 # built a second time into the same output folder, so it must train nothing: every run is in
 # the run store; tests/no_training (on PYTHONPATH) makes any training fail. The pages run one thread
 # per process, as each Ray task does: a convolution's gradients differ in the last bits
@@ -117,10 +117,10 @@ test: setup data
 	$(BIN)/lint-imports
 	$(ONE_THREAD) $(PY) -m pytest -m "not book" -n 2 --dist loadscope --no-loadscope-reorder tests
 	rm -rf $(SMOKE)
-	$(ONE_THREAD) $(PY) book/execute.py --profile smoke --data-dir $(DATA_DIR) --book-dir $(SMOKE) \
-	  --output-dir $(SMOKE)/results
+	$(ONE_THREAD) $(PY) book/execute.py --profile smoke --workers 2 --data-dir $(DATA_DIR) \
+	  --book-dir $(SMOKE) --output-dir $(SMOKE)/results
 	$(ONE_THREAD) $(PY) -m pytest -m book tests
-	PYTHONPATH=$(CURDIR)/tests/no_training $(ONE_THREAD) $(PY) -m pytest --nbval-lax \
+	PYTHONPATH=$(CURDIR)/tests/no_training $(ONE_THREAD) $(PY) -m pytest -n 2 --dist loadscope --nbval-lax \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider $(SMOKE)/pages
 
 # Speed and memory benchmark (not a test): writes bench/results.json; DEVICE=cuda: the GPU

@@ -39,6 +39,12 @@ def test_a_page_built_twice_trains_nothing_the_second_time(tmp_path, monkeypatch
     pd.testing.assert_frame_equal(again.drop(columns="wall_time"), first.drop(columns="wall_time"))
     said = capsys.readouterr().out
     assert "nnpu (trained by the synthetic page)" in said and "aapu (trained by" in said
+    # built with Ray, run again once its cluster is gone (as nbval re-runs a built page):
+    # every run is stored, so nothing goes to the cluster
+    monkeypatch.setattr("pusupport.book.cluster.fan_out", no_training)
+    gone = {"address": "127.0.0.1:1", "task": {"num_cpus": 1}}
+    again = page("synthetic", tmp_path, runner=gone).run()
+    pd.testing.assert_frame_equal(again.drop(columns="wall_time"), first.drop(columns="wall_time"))
 
 
 def test_a_page_reads_another_pages_run_with_its_own_evaluation_epochs(tmp_path, monkeypatch, capsys):

@@ -172,18 +172,19 @@ def _claimed_run(claims, key, task: dict, job, store, *datas):
     return train_runs(job, [[next(flat) for _ in job.seeds] for _ in job.runs], store)
 
 
-def fan_out(jobs: list, runner: dict, store=None) -> list:
+def fan_out(jobs: list, runner: dict, store=None, built: dict | None = None) -> list:
     """``[train_runs(job, its data, store) for job in jobs]``
     (:func:`pusupport.book.store.train_runs`), the jobs as Ray tasks on the cluster of
     ``runner`` (``{"address", "task", "gpu_memory"}``; on GPUs, N runs a GPU where they
     share one: :func:`job_task`), the page taking the ones no worker has started (last first).
 
-    Every seed's data is built here, once, and put in the object store once.
+    Every seed's data is built here, once (``built``: data built already, by
+    :meth:`~pusupport.book.plan.Job.datas`), and put in the object store once.
     """
     ray = import_ray()
     if not ray.is_initialized():
         ray.init(address=runner["address"], log_to_driver=False, logging_level="WARNING")
-    built, shared = {}, {}
+    built, shared = {} if built is None else built, {}
     datas = [job.datas(built) for job in jobs]
     for key, data in built.items():
         shared[key] = ray.put(data)

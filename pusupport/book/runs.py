@@ -25,10 +25,15 @@ def train_jobs(jobs, store: RunStore | None = None, runner: dict | None = None,
                desc: str = "") -> list:
     """The one loop from jobs to training: ``[train_runs(job, its data, store) for job in
     jobs]`` (:func:`~pusupport.book.store.train_runs`), in this process or, with ``runner``,
-    as Ray tasks on that cluster (:func:`~pusupport.book.cluster.fan_out`)."""
+    as Ray tasks on that cluster (:func:`~pusupport.book.cluster.fan_out`) — unless ``store``
+    holds every run: then they are read here, and a page built with Ray runs again after
+    its cluster is gone (nbval re-runs the built pages so)."""
+    jobs, done, built = list(jobs), [], {}
     if runner:
-        return cluster.fan_out(list(jobs), runner, store)
-    done, built = [], {}
+        datas = [job.datas(built) for job in jobs]
+        if store is None or not all(store.holds(job, d) for job, d in zip(jobs, datas)):
+            return cluster.fan_out(jobs, runner, store, built)
+        return [train_runs(job, d, store) for job, d in zip(jobs, datas)]
     for job in progress(jobs, desc=desc):
         if job.stacked or any(s not in job.seeds for *_, s in built):
             built = {}                       # seed by seed: one seed's data, kept for its runs

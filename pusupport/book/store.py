@@ -195,18 +195,35 @@ class RunStore:
         return read[0], f"{read[1]}, committed: {where}, {precision}, {made['date'][:10]}, " \
                         f"commit {made['commit'][:7]}"
 
-    def _read(self, key: str, cfg, seeds, datas, keeps, folder: Path | None = None,
-              suffix: str = ".csv") -> tuple[list, str] | None:
-        """The run ``key`` from ``folder`` (default: the store's) if it was evaluated at every
-        epoch ``cfg`` evaluates and keeps what ``keeps`` names; and who trained it."""
-        folder = Path(self.folder if folder is None else folder)
-        meta_path = folder / f"{key}.json"
+    def holds(self, job, datas: list) -> bool:
+        """Whether every run of ``job`` (on ``datas``, as :func:`train_runs` gets them) can be
+        read, here or committed: then none of them trains."""
+        return all(self._meta(run_key(cfg, seeds, d, job.stacked), cfg, keeps) is not None
+                   or (self.committed is not None and self._meta(
+                       run_key(cfg, seeds, d, job.stacked, portable=True), cfg, keeps,
+                       Path(self.committed)) is not None)
+                   for cfg, seeds, d, keeps in _runs(job, datas))
+
+    def _meta(self, key: str, cfg, keeps, folder: Path | None = None) -> dict | None:
+        """The record of run ``key`` in ``folder`` (default: the store's) if it was evaluated
+        at every epoch ``cfg`` evaluates and keeps what ``keeps`` names."""
+        meta_path = Path(self.folder if folder is None else folder) / f"{key}.json"
         if not meta_path.exists():
             return None
         meta = json.loads(meta_path.read_text())
         needed = set(evaluated_epochs(cfg))
         if not needed <= set(meta["evaluated"]) or not set(keeps) <= set(meta.get("kept", ())):
             return None
+        return meta
+
+    def _read(self, key: str, cfg, seeds, datas, keeps, folder: Path | None = None,
+              suffix: str = ".csv") -> tuple[list, str] | None:
+        """The run ``key`` from ``folder`` (default: the store's) if it was evaluated at every
+        epoch ``cfg`` evaluates and keeps what ``keeps`` names; and who trained it."""
+        folder = Path(self.folder if folder is None else folder)
+        if (meta := self._meta(key, cfg, keeps, folder)) is None:
+            return None
+        needed = set(evaluated_epochs(cfg))
         history = read_history(folder / f"{key}{suffix}")
         history["method"] = cfg.method
         blank = ~history.epoch.isin(needed)
@@ -255,8 +272,12 @@ def train_runs(job, datas: list, store: RunStore | None = None) -> list[tuple[li
     everything = list(range(len(job.configs)))
     if store is None:
         return [(r, None) for r in fit(everything)]
-    return store.runs([(r.cfg, job.seeds, d, r.keeps) for r, d in zip(job.runs, datas)],
-                      job.stacked, fit)
+    return store.runs(_runs(job, datas), job.stacked, fit)
+
+
+def _runs(job, datas: list) -> list[tuple]:
+    """A job's runs as the store takes them: (config, seeds, data, what it keeps)."""
+    return [(r.cfg, job.seeds, d, r.keeps) for r, d in zip(job.runs, datas)]
 
 
 #: The largest kept file committed with a run (bytes): beyond it the run is committed with
