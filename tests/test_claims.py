@@ -389,11 +389,11 @@ def test_reproduction_table_rows(tmp_path):
         "profile": "cpu", "seeds": 1, "paired difference": "—", "95 % interval": "—", "p (adjusted)": "—",
         "ruled out": "—", "Δ": "—", "interval covers": "—", "family": "—", "floor": "—", "verdict": CONTRADICTED,
         "measured": "lowest R̂_n per epoch — uPU: 0.100, nnPU: 0.200"}
-    cifar = rows.loc["CIFAR-10: aaPU has a lower test error than nnPU (Table 2)"].to_dict()
+    cifar = rows.loc["CIFAR-10: aaPU has a lower test error than nnPU (§4, its test-error curves)"].to_dict()
     assert (cifar["profile"], cifar["verdict"], cifar["measured"]) == ("paper", NOT_RUN, "— (CIFAR-10 is missing)")
-    news = rows.loc["20News: aaPU has a lower test error than nnPU (Table 2)"]
+    news = rows.loc["20News: aaPU has a lower test error than nnPU (§4, its test-error curves)"]
     assert (news.measured, news.profile, news.verdict) == ("— (not run)", "—", NOT_RUN)
-    missing = rows.loc["CIFAR-100: aaPU has a lower test error than nnPU (Table 2)"]
+    missing = rows.loc["CIFAR-100: aaPU has a lower test error than nnPU (§4, its test-error curves)"]
     assert (missing.measured, missing.verdict) == ("— (page not executed)", NOT_RUN)
 
 
@@ -550,7 +550,7 @@ def test_a_shared_test_split_with_per_point_errors_is_covered_and_wider(tmp_path
             rows.append({"method": method, "seed": seed, "epoch": 5, "test_error": wrong.mean(),
                          "test_auc": 0.5, "test_wrong": pack_rows(torch.tensor(wrong))})
     kept = pd.DataFrame(rows)
-    news = "20News: aaPU has a lower test error than nnPU (Table 2)"
+    news = "20News: aaPU has a lower test error than nnPU (§4, its test-error curves)"
     for folder, hist in (("with", kept), ("without", kept.drop(columns="test_wrong"))):
         write_page(tmp_path / folder, "real_20news", hist, status="run", profile="cpu", n_test=2000,
                    dataset="20news")

@@ -16,6 +16,7 @@ from pusupport.book import committed as cm, suite
 from pusupport.book.paper import PAPER
 from pusupport.book.reference import provenance
 from pusupport.book.registry import book_claims
+from pusupport.book.verdicts import RULE, RULE_CHANGES
 from pusupport.core import identity
 
 
@@ -102,6 +103,29 @@ def test_the_summary_column_judges_committed_results_and_says_where_there_are_no
     assert column["real_20news"] == cm.NOT_RUN
     assert column["real_cifar10"].startswith("descriptive only") and column["real_cifar10"].endswith(
         "(1 of 10 seeds)")
+
+
+def test_a_record_keeps_the_rule_that_judged_it_and_is_re_judged_under_a_newer_one(tmp_path):
+    """A committed record keeps its verdicts and the rule's version; judged under an older
+    rule, the page and the summary judge it by today's and say what the older one said."""
+    _commit(tmp_path)
+    found = cm.committed("synthetic", "paper", tmp_path)
+    claim = next(c.claim for c, page in book_claims() if page == "synthetic")
+    judged = found.summary["judged"]
+    assert judged["rule"] == RULE and judged["verdicts"][claim].startswith("reproduced")
+    assert found.rejudged(claim) == "" and "Re-judged" not in found.verdict()
+    older = {**found.summary, "judged": {"rule": RULE - 1, "commit": "0" * 40,
+                                         "verdicts": {claim: "borderline (p = 0.041): no verdict"}}}
+    (found.folder / "summary.json").write_text(json.dumps(older))
+    found = cm.committed("synthetic", "paper", tmp_path)
+    said = (f"Re-judged under rule {RULE} of the verdicts ({RULE_CHANGES[-1][1]}); under rule "
+            f"{RULE - 1}, when it was judged: borderline (p = 0.041)")
+    assert said in found.rejudged(claim) and said in found.verdict()
+    column = dict(zip([page for _, page in book_claims()], cm.verdict_column("paper", tmp_path)))
+    assert column["synthetic"].startswith("reproduced") and said in column["synthetic"]
+    del older["judged"]                                  # committed before records kept the rule
+    (found.folder / "summary.json").write_text(json.dumps(older))
+    assert "committed before records kept the rule" in cm.committed("synthetic", "paper", tmp_path).rejudged(claim)
 
 
 def _edited(monkeypatch, name: str) -> str:

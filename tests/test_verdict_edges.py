@@ -1,16 +1,17 @@
 """The verdict rule's less travelled lines, on exact binary values: a gain or a loss
 smaller than Δ and how close it may sit to the floor, each verdict's text verbatim, the
 standard error from the seeds alone and with a shared test set's part, and families of
-one or two seeds."""
+one or two seeds; and that worse evidence never gets a weaker verdict."""
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from pusupport.book.signflip import max_t_sign_flip
-from pusupport.book.verdicts import (CONTRADICTED, DESCRIPTIVE, INCONCLUSIVE, REPRODUCED,
-                                     SMALLER_GAIN, SMALLER_LOSS, UNSTABLE, Paired, judge,
-                                     judge_jointly, judge_within, paired_difference,
+from pusupport.book.signflip import max_t_sign_flip, sign_flip_p_value
+from pusupport.book.verdicts import (BORDERLINE, CONTRADICTED, DESCRIPTIVE, INCONCLUSIVE,
+                                     REPRODUCED, RULED_OUT, SMALLER_GAIN, SMALLER_LOSS, UNSTABLE,
+                                     Paired, judge, judge_jointly, judge_within, paired_difference,
                                      shared_test_variance)
 
 
@@ -21,15 +22,17 @@ def P(low, high, n=8, sd=0.5, **kw):
 
 def test_a_gain_or_loss_smaller_than_delta_and_its_distance_to_the_floor():
     """Deciding ends: a smaller gain rests on U against 0 and on L against −Δ, whichever is
-    nearer; a smaller loss the same way round; L = −Δ (U = Δ) is still the full verdict."""
+    nearer; a loss on L against 0 alone (with a gain of Δ ruled out either way, where its
+    interval's top falls beside Δ describes it); L = −Δ (U = Δ) is still the full verdict."""
     assert judge(P(-0.75, -0.25), 0.75).verdict == REPRODUCED                  # L = −Δ
     assert judge(P(0.25, 0.75), 0.75).verdict == CONTRADICTED                   # U = Δ
     small_gain = P(-0.625, -0.5)                                               # edges 0.5 and 0.125
     assert judge(small_gain, 0.75, floor=0.125).verdict == SMALLER_GAIN
     assert judge(small_gain, 0.75, floor=0.25).verdict == UNSTABLE
     small_loss = P(0.5, 0.625)                                                 # edges 0.5 and 0.125
-    assert judge(small_loss, 0.75, floor=0.125).verdict == SMALLER_LOSS
-    assert judge(small_loss, 0.75, floor=0.25).verdict == UNSTABLE
+    assert judge(small_loss, 0.75, floor=0.25).verdict == SMALLER_LOSS
+    held = judge(small_loss, 0.75, floor=0.625)          # the loss within the floor of 0
+    assert held.verdict == RULED_OUT and "a loss within 0.6250 of 0" in held.text()
 
 
 def test_each_verdict_s_text_verbatim():
@@ -53,11 +56,11 @@ def test_inconclusive_says_when_no_number_of_seeds_decides_on_this_test_set():
     hidden = Paired(8, 0.0, -1.0, 1.0, sd=0.5, se=0.5, df=7.0, test_var=0.25, **wide)
     assert judge(hidden, 0.125).verdict == INCONCLUSIVE
     assert judge(hidden, 0.125).text() == ("inconclusive at this scale: no number of seeds on this test "
-                                           "set would decide at Δ = 0.1250 (80% power at a true gain of Δ/2)")
+                                           "set gives 80% power to decide at a true gain of Δ/2 (Δ = 0.1250)")
     seeds = Paired(8, 0.0, -9.0, 1.0, sd=1.0, se=0.5, df=7.0, test_var=0.0, **wide)
-    assert judge(seeds, 1e-6).text().startswith("inconclusive at this scale: more than 1,000 seeds would")
+    assert judge(seeds, 1e-6).text().startswith("inconclusive at this scale: more than 1,000 seeds would be")
     family = judge(Paired(8, 0.0, -1.0, 1.0, sd=0.5, **wide), 0.5, family=4)
-    assert family.text().endswith("(80% power at a true gain of Δ/2, a family of 4)")
+    assert family.text().endswith("at a true gain of Δ/2 (Δ = 0.5000, a family of 4)")
 
 
 def test_the_seeds_alone_give_the_standard_error_and_n_minus_1_degrees():
@@ -126,3 +129,41 @@ def test_a_family_among_others_is_judged_at_alpha_over_their_number():
     six = [paired_difference(d[:6, 0], np.zeros(6))]
     assert judge_jointly(six, [0.01], [0.0], across=4)[0].text() == ("descriptive only: 6 seeds; a "
                                                                       "family of 4 needs 8")
+
+
+#: The order of the verdicts on "the method is better by Δ", from for to against it; the
+#: verdicts withheld (no verdict) sit between a gain shown and a gain of Δ ruled out.
+AGAINST = {REPRODUCED: 0, BORDERLINE: 1, INCONCLUSIVE: 1, UNSTABLE: 1, SMALLER_GAIN: 2,
+           RULED_OUT: 3, SMALLER_LOSS: 4, CONTRADICTED: 4}
+
+
+def shifted(p: Paired, by: float) -> Paired:
+    """``p`` with every seed's difference moved by ``by`` (its spread and test-set part kept)."""
+    from scipy import stats
+    d = np.asarray(p.differences) + by
+    mean = p.mean + by
+    return replace(p, mean=mean, low=p.low + by, high=p.high + by, differences=tuple(d),
+                   p_t=float(2 * stats.t.sf(abs(mean) / p.se, p.df)), p_exact=sign_flip_p_value(d))
+
+
+def test_worse_evidence_never_gets_a_weaker_verdict_against_the_claim():
+    """Fashion-MNIST's committed paper-scale differences (aaPU − nnPU, the interval covering
+    the test set) moved by −0.0005, 0 and +0.0005, and on a finer grid: the verdict on "aaPU
+    is better by Δ" never moves towards the claim as the evidence gets worse for aaPU. (Under
+    rule 5 they read "ruled out", "borderline, no verdict", "contradicted".)"""
+    from pusupport.book import registry
+    from pusupport.book.claims import floor_for, judge_claims
+    from pusupport.book.reference import REFERENCE
+    claim = [(c, page) for c, page in registry.book_claims() if page == "real_fashion_mnist"]
+    summary, outcome = judge_claims(REFERENCE / "paper", claim, registry.family_sizes())[0]
+    p, judged = outcome.paired, outcome.judged
+    assert p.n == 10 and p.test_var > 0
+    verdicts = {by: judge_within(shifted(p, by), judged.margin, floor_for(summary), judged.family)
+                for by in (-0.0005, 0.0, 0.0005)}
+    assert [verdicts[by].verdict for by in (-0.0005, 0.0)] == [RULED_OUT, RULED_OUT]
+    assert "a loss borderline" in verdicts[0.0].text()
+    assert AGAINST[verdicts[0.0005].verdict] >= AGAINST[RULED_OUT]
+    grid = [judge_within(shifted(p, by), judged.margin, floor_for(summary), judged.family).verdict
+            for by in np.linspace(-0.02, 0.02, 161)]
+    ranks = [AGAINST[v] for v in grid]
+    assert ranks == sorted(ranks) and {ranks[0], ranks[-1]} == {0, 4}

@@ -84,7 +84,8 @@ def test_one_or_two_test_points_are_not_contradicted():
     assert p.p_t < 0.01 and p.p_exact < 0.01 and p.low > 0
     assert judge(p, margin=0.01).verdict == SMALLER_LOSS            # with no floor: a loss, below Δ
     assert judge(p, margin=1e-4).verdict == CONTRADICTED            # Δ inside the interval
-    assert judge(p, margin=0.01, floor=2 / 10_000).verdict == UNSTABLE
+    held = judge(p, margin=0.01, floor=2 / 10_000)     # the loss within the floor: Δ still ruled out
+    assert held.verdict == RULED_OUT and "loss within 0.0002 of 0" in held.text()
     assert judge(p, margin=1e-4, floor=2 / 10_000).verdict == UNSTABLE
 
 
@@ -93,7 +94,7 @@ def test_the_synthetic_numbers_with_a_margin_of_0_01_rule_the_gain_out():
     j = judge(p, margin=0.01)
     assert j.verdict == RULED_OUT
     assert j.ruled_out() == "gains above 0.0009 ruled out at 95 %"
-    assert j.text() == "the paper's gain ruled out: no gain of Δ = 0.0100 or more"
+    assert j.text() == "a gain of Δ ruled out: no gain of Δ = 0.0100 or more"
 
 
 # --- the rest of the rule ----------------------------------------------------------------
@@ -106,7 +107,7 @@ def test_a_wide_interval_is_inconclusive_with_the_seeds_a_decision_needs():
     need = seeds_needed(p.sd, 0.01, 6)
     assert need > 6 and decides(need, p.sd, 0.01) >= 0.8 > decides(need - 1, p.sd, 0.01)
     assert j.needed == need and j.text() == (f"inconclusive at this scale: about {need} seeds would "
-                                             "decide at Δ = 0.0100 (80% power at a true gain of Δ/2)")
+                                             "give 80% power to decide at a true gain of Δ/2 (Δ = 0.0100)")
     assert seeds_needed(0.0, 0.01, 7) == 8 and seeds_needed(1.0, 1e-6, 6) is None
     assert "more than 1,000 seeds" in judge(p, margin=1e-6).text()
 
@@ -251,8 +252,8 @@ def test_each_threshold_of_the_rule_at_its_boundary():
     assert judge(P(-0.5, 0.25, p_t=0.05), 0.75).verdict == RULED_OUT            # p = α: nothing shown
     assert judge(P(-0.5, 0.25, p_exact=0.05), 0.75).verdict == RULED_OUT
     assert judge(P(-0.75, -0.25, p_t=0.01), 0.5).verdict == BORDERLINE           # p = 0.01: borderline
-    assert judge(P(0.0, 0.5), 0.25).verdict == BORDERLINE                        # an end on 0: no verdict
-    assert judge(P(-0.5, 0.0), 0.25).verdict == BORDERLINE
+    assert judge(P(0.0, 0.5), 0.25).verdict == RULED_OUT        # an end on 0: no loss shown, Δ ruled out
+    assert judge(P(-0.5, 0.0), 0.25).verdict == INCONCLUSIVE     # no gain shown, Δ not ruled out
     assert judge(P(-0.5, 0.25, p_t=0.5, p_exact=0.5), 0.5).verdict == INCONCLUSIVE   # L = −Δ: not ruled out
     assert judge(P(-0.75, -0.25), 0.5, floor=0.25).verdict == REPRODUCED         # edge = floor: kept
     assert judge(P(0.25, 0.75), 0.5, floor=0.25).verdict == CONTRADICTED
@@ -263,8 +264,8 @@ def test_judged_text_and_what_is_ruled_out_verbatim():
     none = judge(P(0.0, 0.5, p_t=0.5, p_exact=0.5), 0.25)
     assert none.ruled_out() == "any gain ruled out at 95 %"
     wide = judge(P(-9.0, 1.0, p_t=0.5, p_exact=0.5, sd=1.0), 1e-6)
-    assert wide.text() == ("inconclusive at this scale: more than 1,000 seeds would decide at Δ = 0.0000 "
-                           "(80% power at a true gain of Δ/2)")
+    assert wide.text() == ("inconclusive at this scale: more than 1,000 seeds would be needed for 80% "
+                           "power to decide at a true gain of Δ/2 (Δ = 0.0000)")
 
 
 def test_the_t_statistics_of_columns_without_spread():
@@ -322,17 +323,19 @@ def test_seeds_needed_at_its_edges():
 
 
 def test_the_power_of_a_decision_by_hand():
-    """At a true gain of Δ/2 the rule decides when the mean falls beyond the strong level's
-    bound (a gain shown) or inside (−Δ + c95·s, c95·s) (ruled out), s the standard error
-    the sample SD gives: the mean's normal probability, averaged over the SD's χ² law."""
+    """At a true gain of Δ/2 the rule decides when the mean falls above −Δ + b·s (a gain of
+    Δ ruled out, whatever else is shown; b the larger of c95 and the exact test's bound
+    z·√((k − 1)/(k − z²))) or below both −c99·s and −Δ + b·s (a gain shown, Δ not ruled
+    out), s the standard error the sample SD gives: the mean's normal probability, averaged
+    over the SD's χ² law."""
     k, sd, margin = 20, 0.01, 0.01
     se, mu = sd / math.sqrt(k), -margin / 2
-    c95, c99 = stats.t.ppf(0.975, k - 1), stats.t.ppf(0.995, k - 1)
+    c95, c99, z = stats.t.ppf(0.975, k - 1), stats.t.ppf(0.995, k - 1), stats.norm.ppf(0.975)
+    b = max(c95, z * math.sqrt((k - 1) / (k - z ** 2)))
 
     def given(s):
-        low = max(-c95 * s, c95 * s - margin)
-        return (stats.norm.cdf((-c99 * s - mu) / se) + stats.norm.sf((c99 * s - mu) / se)
-                + max(0.0, stats.norm.cdf((c95 * s - mu) / se) - stats.norm.cdf((low - mu) / se)))
+        return (stats.norm.sf((b * s - margin - mu) / se)
+                + stats.norm.cdf((min(-c99 * s, b * s - margin) - mu) / se))
     chi = stats.chi2(k - 1)
     hand, _ = integrate.quad(lambda x: given(se * math.sqrt(x / (k - 1))) * chi.pdf(x), 0, np.inf)
     assert decides(k, sd, margin) == pytest.approx(hand, abs=2e-3)

@@ -21,8 +21,8 @@ import pandas as pd
 from ..core.metrics import unpack_rows
 from .records import read_history
 from .seeds import min_seeds
-from .verdicts import (CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED, Judged, Margin,
-                       Paired, judge_within, paired_difference)
+from .verdicts import (CONTRADICTED, INCONCLUSIVE, NOT_RUN, REPRODUCED, RULE_CHANGES, Judged,
+                       Margin, Paired, judge_within, paired_difference)
 
 #: The family of the paper's aaPU-vs-nnPU claims (synthetic, CIFAR-10, CIFAR-100, 20 News),
 #: stated together in its §4 and adjusted together; Fashion-MNIST, which the paper does not
@@ -233,6 +233,12 @@ def answers(table: pd.DataFrame) -> pd.DataFrame:
         rows.append({"claim": r["claim"], AT_PAPER: r.get(AT_PAPER, "—"),
                      "this build": f"{r['verdict']}{judged} ({where})"})
     return pd.DataFrame(rows)
+
+
+def rule_changes() -> pd.DataFrame:
+    """The verdict rule's versions (:data:`~pusupport.book.verdicts.RULE_CHANGES`), dated,
+    today's last."""
+    return pd.DataFrame(RULE_CHANGES, columns=["rule", "from", "what changed"])
 
 
 def measured_text(table: pd.DataFrame) -> str:

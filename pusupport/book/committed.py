@@ -33,8 +33,9 @@ from .pages import Page, resolve_page
 from .plan import as_trained
 from .paper import NOT_IN_PAPER
 from .records import read_history, save_results
-from .reference import REFERENCE
+from .reference import REFERENCE, code_commit
 from .store import FRESH
+from .verdicts import RULE, RULE_CHANGES
 
 #: What a page's section shows where nothing is committed.
 NOT_RUN = "not run at the paper's settings"
@@ -130,9 +131,26 @@ class Committed:
         return fig
 
     def verdict(self) -> str:
-        """Markdown: this page's claims judged on the committed results."""
+        """Markdown: this page's claims judged on the committed results (by today's rule,
+        saying so where the record was judged under another when committed)."""
         claims = [(c, self.page) for c, folder in registry.book_claims() if folder == self.page]
-        return verdict_text(self.root / self.profile, claims, registry.family_sizes())
+        said = verdict_text(self.root / self.profile, claims, registry.family_sizes())
+        again = {self.rejudged(c.claim) for c, _ in claims} - {""}
+        return said + "".join(f"\n\n{line}" for line in sorted(again))
+
+    def rejudged(self, claim: str) -> str:
+        """Where the record was judged under another rule than today's (:data:`RULE`) when
+        committed: that it is judged again, and what the older rule said; else ""."""
+        judged = self.summary.get("judged")
+        if judged is None:
+            return (f"Judged under rule {RULE} of the verdicts; committed before records kept the "
+                    "rule that judged them.")
+        if judged["rule"] == RULE:
+            return ""
+        said = judged["verdicts"]
+        was = said.get(claim) or (next(iter(said.values())) if len(said) == 1 else "no verdict")
+        return (f"Re-judged under rule {RULE} of the verdicts ({RULE_CHANGES[-1][1]}); under rule "
+                f"{judged['rule']}, when it was judged: {was.split(':')[0]}.")
 
 
 def _made(p: dict) -> str:
@@ -185,8 +203,18 @@ def verdict_column(profile: str = "paper", root: Path = REFERENCE) -> list[str]:
             continue
         row = reproduction_table(found.root / profile, [(claim, page)], registry.family_sizes())
         n = len(found.summary["seeds"])
-        out.append(row.verdict.iloc[0] + (f" ({n} of {found.planned} seeds)" if n < found.planned else ""))
+        again = found.rejudged(claim.claim)
+        out.append(row.verdict.iloc[0] + (f" ({n} of {found.planned} seeds)" if n < found.planned else "")
+                   + (f" — {again}" if again else ""))
     return out
+
+
+def judgements(folder: Path) -> dict:
+    """{claim: verdict} of the claims judged on the results committed in ``folder``
+    (``<root>/<profile>/<page>``), under today's rule."""
+    claims = [(c, folder.name) for c, page in registry.book_claims() if page == folder.name]
+    table = reproduction_table(folder.parent, claims, registry.family_sizes())
+    return dict(zip(table.claim, table.verdict))
 
 
 def _differs(old: dict, new: dict) -> list[str]:
@@ -306,16 +334,19 @@ def add_part(history: pd.DataFrame, page: str, profile: str, made: dict,
 
 def _write_union(folder: Path, code: Page) -> None:
     """The folder's ``history.csv`` and ``summary.json``: every part's runs, as the page
-    itself would save them on their seeds."""
+    itself would save them on their seeds, and their verdicts under today's rule with its
+    version (``judged``: :meth:`Committed.rejudged` reads it)."""
     found = parts_of(folder)
     history = pd.concat([read_history(folder / "parts" / name / "history.csv") for name in found],
                         ignore_index=True)
     seeds = sorted(int(s) for p in found.values() for s in p["seeds"])
     union = page_at(code.name, code.profile, seeds=seeds)
-    save_results(history, folder, page=union.page, dataset=union.dataset,
-                 profile=union.profile, seeds=seeds, fingerprint=union.fingerprint(seeds=False),
-                 n_test=union.n_test, parts=list(found),
-                 wall_seconds=round(sum(p["wall_seconds"] for p in found.values()), 1))
+    meta = dict(page=union.page, dataset=union.dataset, profile=union.profile, seeds=seeds,
+                fingerprint=union.fingerprint(seeds=False), n_test=union.n_test, parts=list(found),
+                wall_seconds=round(sum(p["wall_seconds"] for p in found.values()), 1))
+    summary = save_results(history, folder, **meta)
+    summary["judged"] = {"rule": RULE, "commit": code_commit(), "verdicts": judgements(folder)}
+    atomic_write_text(folder / "summary.json", json.dumps(summary, indent=2, default=str))
 
 
 def runs_index(profile: str, pages=None) -> dict:

@@ -65,7 +65,7 @@ def paired_intervals(table: pd.DataFrame, ax=None):
 
 def verdict_colors() -> dict:
     """A colour per verdict: green reproduced, red contradicted (pale: by less than Δ),
-    orange the paper's gain ruled out; grey for every verdict withheld."""
+    orange a gain of Δ ruled out; grey for every verdict withheld."""
     from .verdicts import CONTRADICTED, REPRODUCED, RULED_OUT, SMALLER_GAIN, SMALLER_LOSS, VERDICTS
     deep = sns.color_palette("deep")
     return {**dict.fromkeys(VERDICTS, "0.45"), REPRODUCED: deep[2], CONTRADICTED: deep[3],

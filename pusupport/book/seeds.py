@@ -21,21 +21,25 @@ def decides(k, sd: float, margin: float, family: int = 1, gain: float = ALTERNAT
             test_var: float = 0.0):
     """The chance that ``k`` seeds reach a verdict when the true difference is a gain of
     ``gain`` × Δ with per-seed SD ``sd``, in a family of ``family`` (Bonferroni): the mean
-    falls where the rule decides — a gain or a loss shown at the strong level (the band
-    between it and ALPHA is borderline, no verdict), or no difference shown and the
-    interval above −Δ. Normal differences: the mean is normal and independent of the
-    sample SD, whose χ² distribution is integrated over 256 quantiles. ``test_var``: the
-    mean's variance from sampling a test set the seeds share, which more seeds do not shrink."""
+    falls where the rule decides — a gain of Δ ruled out, whatever else is shown (the
+    interval above −Δ, and the exact test of d + Δ, whose bound in standard errors is
+    z·√((k − 1)/(k − z²)) in its normal approximation: the sign flips' spread holds the
+    mean), or a gain shown at the strong level with −Δ inside the interval (reproduced; the
+    band between the strong level and ALPHA is borderline, no verdict). Normal differences:
+    the mean is normal and independent of the sample SD, whose χ² distribution is
+    integrated over 256 quantiles. ``test_var``: the mean's variance from sampling a test
+    set the seeds share, which more seeds do not shrink."""
     from scipy.stats import chi2, norm, t
     k = np.asarray(k, dtype=float)[..., None]
     q = (np.arange(256) + 0.5) / 256
     s = np.sqrt(sd ** 2 * chi2.ppf(q, k - 1) / (k - 1) / k + test_var)   # the SE each draw sees
     mu, se = -gain * margin, np.sqrt(sd ** 2 / k + test_var)
     c95, c99 = t.ppf(1 - ALPHA / (2 * family), k - 1), t.ppf(1 - STRONG / (2 * family), k - 1)
-    shown = norm.cdf((-c99 * s - mu) / se) + norm.sf((c99 * s - mu) / se)
-    low = np.maximum(-c95 * s, c95 * s - margin)            # ruled out: L > −Δ, no difference shown
-    ruled = np.clip(norm.cdf((c95 * s - mu) / se) - norm.cdf((low - mu) / se), 0, None)
-    return (shown + ruled).mean(axis=-1)
+    z = norm.ppf(1 - ALPHA / (2 * family))
+    bound = np.maximum(c95, z * np.sqrt((k - 1) / np.clip(k - z ** 2, 1e-12, None)))
+    ruled = norm.sf((bound * s - margin - mu) / se)                       # a gain of Δ ruled out
+    shown = norm.cdf((np.minimum(-c99 * s, bound * s - margin) - mu) / se)  # U₉₉ < 0, not ruled out
+    return (ruled + shown).mean(axis=-1)
 
 
 def seeds_needed(sd: float, margin: float, n: int, family: int = 1, most: int = 1000,

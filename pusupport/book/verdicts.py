@@ -4,22 +4,29 @@ A method and its baseline share each seed's data, so the per-seed difference
 d_s = metric(method, s) − metric(baseline, s) is what is tested (lower is better: d < 0
 is the paper's side). :func:`paired_difference` gives its mean, a 95 % t interval [L, U],
 the t test's p and the exact sign-flip p (all 2ⁿ sign patterns). :func:`judge` applies
-the rule:
+the rule (:data:`RULE`; its changes, dated, in :data:`RULE_CHANGES`), in which worse evidence
+for the method never gets a weaker verdict against it:
 
 1. fewer seeds than :func:`min_seeds` of the claim's family: the exact test cannot reach
    p < 0.05 once adjusted (6 seeds alone, 8 in a family of 5) — *descriptive only*;
-2. a difference is shown when both the t test and the exact test give p < 0.05 (adjusted
-   for the claim's family); then p_t ≥ 0.01 is *borderline*; else, Δ being the smallest
-   gain that would matter (the claim's :class:`Margin`), *reproduced* (U < 0, L ≤ −Δ: a
-   gain of Δ not excluded), *a gain smaller than Δ* (−Δ < L ≤ U < 0), *contradicted*
-   (L > 0, U ≥ Δ) or *a loss smaller than Δ* (0 < L ≤ U < Δ);
-3. no difference shown: *the paper's gain ruled out* when L > −Δ, else *inconclusive at
-   this scale*, with the seeds that would decide with 80 % power at a true gain of Δ/2
-   (:func:`~pusupport.book.seeds.seeds_needed`);
+2. first, is a gain of Δ ruled out? Δ is the smallest gain a practitioner would act on (the
+   claim's :class:`Margin`). It is, when L > −Δ and the exact test of a gain of Δ (the sign
+   flips of d + Δ, adjusted as the exact test of d is) gives p < 0.05 on that side: the t
+   interval alone errs where the differences are skewed. Then the verdict is *a loss
+   smaller than Δ* (L > 0, U < Δ) or *contradicted* (L > 0, U ≥ Δ) where a loss is shown —
+   both the t test and the exact test give p < 0.05 and the t test p < 0.01 — *a gain
+   smaller than Δ* (U < 0) where a gain is shown so, and else *a gain of Δ ruled out*, with
+   a note where a loss or a smaller gain is borderline (0.01 ≤ p_t < 0.05);
+3. a gain of Δ not ruled out: *reproduced* where a gain is shown (U < 0, L ≤ −Δ: a gain of Δ
+   inside the interval), *borderline* (no verdict) where the t test's p lies in
+   [0.01, 0.05), else *inconclusive at this scale*, with the seeds that would give 80 %
+   power at a true gain of Δ/2 (:func:`~pusupport.book.seeds.seeds_needed`);
 4. a verdict whose deciding end of the interval lies within ``floor`` of its boundary
-   (0, or −Δ) — a few test points, the test set's resolution — is withheld as *unstable
-   at this scale*. Rounding (another thread count, bf16) moves a run about as much as
-   another seed does; the interval covers that, and the rule's error rates hold with it
+   (−Δ for the gain of Δ ruled out, 0 for a gain or a loss shown) — a few test points, the
+   test set's resolution — is withheld: a loss or a smaller gain falls back to *a gain of Δ
+   ruled out*, which is withheld as *unstable at this scale* only at its own boundary.
+   Rounding (another thread count, bf16) moves a run about as much as another seed does;
+   the interval covers that, and the rule's error rates hold with it
    (``tests/test_verdict_simulation.py``).
 
 Claims stated together are a family, judged on adjusted p-values and a simultaneous
@@ -40,7 +47,7 @@ from .seeds import ALPHA, POWER, STRONG, min_seeds, seeds_needed
 from .signflip import holm, max_t_sign_flip, sign_flip_p_value
 
 REPRODUCED, CONTRADICTED, RULED_OUT, INCONCLUSIVE = (
-    "reproduced", "contradicted", "the paper's gain ruled out", "inconclusive at this scale")
+    "reproduced", "contradicted", "a gain of Δ ruled out", "inconclusive at this scale")
 SMALLER_GAIN, SMALLER_LOSS = "a gain smaller than Δ", "a loss smaller than Δ"
 BORDERLINE, DESCRIPTIVE, UNSTABLE, NOT_RUN = (
     "borderline", "descriptive only", "unstable at this scale", "not run here")
@@ -48,6 +55,22 @@ VERDICTS = (REPRODUCED, SMALLER_GAIN, CONTRADICTED, SMALLER_LOSS, RULED_OUT, INC
             BORDERLINE, DESCRIPTIVE, UNSTABLE, NOT_RUN)
 #: The fewest seeds a claim judged alone needs (2/2⁶ = 0.031).
 MIN_SEEDS = min_seeds(1)
+#: Each version of the rule, when it took effect (its commit's date) and what changed. A
+#: committed record keeps the version that judged it when it was committed; judged under
+#: another, it is re-judged under :data:`RULE` and says so.
+RULE_CHANGES = (
+    (1, "2026-11-24", "the first rule: a difference shown by both the t test and the exact "
+                      "sign-flip test at p < 0.05; reproduced, contradicted, ruled out, inconclusive"),
+    (2, "2026-11-25", "each page's family adjusted over the families stated beside it"),
+    (3, "2026-11-26", "a gain (a loss) shown but smaller than Δ is its own verdict; the fewest "
+                      "seeds that can decide count the family"),
+    (4, "2026-11-26", "the interval covers the test set's sampling where the seeds share it"),
+    (5, "2026-11-26", "the run-to-run spread is no longer a floor of the verdicts"),
+    (6, "2026-11-27", "monotone: a gain of Δ is ruled out first, also by the exact one-sided "
+                      "test, and a borderline loss no longer takes that verdict away; Δ named "
+                      "for what it is, not \"the paper's gain\""),
+)
+RULE = RULE_CHANGES[-1][0]
 
 
 @dataclass(frozen=True)
@@ -157,8 +180,9 @@ class Margin:
 
     relative: float = 0.1
     points: int = 3
-    reason: str = ("a tenth of the baseline's error at the scale run: the paper prints no "
-                   "numbers for its gaps, and its Table 2 gains are about a tenth of nnPU's error")
+    reason: str = ("the smallest gain a practitioner would act on, taken as a tenth of the "
+                   "baseline's error at the scale run: the paper reports its results as curves, "
+                   "with no numbers for its gains")
 
     def value(self, baseline_error: float, n_test: int | None) -> float:
         floor = self.points / n_test if n_test else 0.0
@@ -180,6 +204,8 @@ class Judged:
     high: float
     adjustment: str = ""
     family: int = 1
+    p_margin: float = math.nan  # the exact test of a gain of Δ, adjusted (NaN: not run)
+    note: str = ""              # a borderline loss or smaller gain beside a gain of Δ ruled out
 
     @cached_property
     def needed(self) -> int | None:
@@ -212,12 +238,13 @@ class Judged:
             return (f"{v}: raises the error by {self.low:.4f} to {self.high:.4f}"
                     + (f", less than Δ = {self.margin:.4f}" if v == SMALLER_LOSS else ""))
         if v == RULED_OUT:
-            return f"{v}: no gain of Δ = {self.margin:.4f} or more"
+            return f"{v}: no gain of Δ = {self.margin:.4f} or more" + (f"; {self.note}" if self.note else "")
         if v == INCONCLUSIVE:
-            more = (f"about {self.needed} seeds" if self.needed else "more than 1,000 seeds"
-                    if not self.paired.test_var > 0 else "no number of seeds on this test set")
-            return (f"{v}: {more} would decide at Δ = {self.margin:.4f} ({POWER:.0%} power at a "
-                    f"true gain of Δ/2{'' if self.family == 1 else f', a family of {self.family}'})")
+            more = (f"about {self.needed} seeds would give" if self.needed else "more than 1,000 "
+                    "seeds would be needed for" if not self.paired.test_var > 0 else
+                    "no number of seeds on this test set gives")
+            return (f"{v}: {more} {POWER:.0%} power to decide at a true gain of Δ/2 (Δ = "
+                    f"{self.margin:.4f}{'' if self.family == 1 else f', a family of {self.family}'})")
         if v == BORDERLINE:
             return f"{v} (p = {self.p_t:.3f}): no verdict"
         if v == DESCRIPTIVE:
@@ -231,10 +258,13 @@ class Judged:
 
 def judge(paired: Paired, margin: float, floor: float = 0.0, *, p_t: float | None = None,
           p_exact: float | None = None, interval: tuple | None = None, adjustment: str = "",
-          lower_is_better: bool = True, family: int = 1) -> Judged:
+          lower_is_better: bool = True, family: int = 1, p_margin: float | None = None) -> Judged:
     """The verdict on the paper's claim that the method beats the baseline by ``margin``
-    (Δ) or more; ``p_t``, ``p_exact``, ``interval``: adjusted values for a family of
-    ``family`` (Bonferroni's factor, which sets the fewest seeds that can decide)."""
+    (Δ) or more; ``p_t``, ``p_exact``, ``interval``, ``p_margin`` (the exact test of a gain
+    of Δ: the sign flips of the differences + Δ): adjusted values for a family of ``family``
+    (Bonferroni's factor, which sets the fewest seeds that can decide). The exact test needs
+    the differences: a :class:`Paired` built from its summary numbers alone is judged on its
+    interval there."""
     p_t = paired.p_t if p_t is None else p_t
     p_exact = paired.p_exact if p_exact is None else p_exact
     low, high = (paired.low, paired.high) if interval is None else interval
@@ -243,18 +273,26 @@ def judge(paired: Paired, margin: float, floor: float = 0.0, *, p_t: float | Non
     if paired.n < min_seeds(family):
         return judged
     lo, hi = (low, high) if lower_is_better else (-high, -low)      # oriented: < 0 is a gain
-    if p_t < ALPHA and p_exact < ALPHA:
-        if p_t >= STRONG or lo <= 0 <= hi:      # (the interval of a Holm family may still hold 0)
+    if p_margin is None and paired.differences:
+        gains = np.asarray(paired.differences, dtype=float) * (1 if lower_is_better else -1)
+        p_margin = min(1.0, family * sign_flip_p_value(gains + margin))
+    judged = replace(judged, p_margin=math.nan if p_margin is None else p_margin)
+    shown = p_t < ALPHA and p_exact < ALPHA and not lo <= 0 <= hi   # (a Holm family's interval may hold 0)
+    if lo > -margin and not judged.p_margin >= ALPHA:               # a gain of Δ ruled out
+        if lo + margin < floor:
+            return replace(judged, verdict=UNSTABLE)
+        side, edge = ("loss", lo) if lo > 0 else ("smaller gain", -hi)   # its end against 0
+        if shown and p_t < STRONG and edge >= floor:
+            return replace(judged, verdict=(CONTRADICTED if hi >= margin else SMALLER_LOSS) if lo > 0
+                           else SMALLER_GAIN)
+        note = ("" if not shown else f"a {side} borderline (t-test p = {p_t:.3f})" if p_t >= STRONG
+                else f"a {side} within {floor:.4f} of 0, the test set's resolution")
+        return replace(judged, verdict=RULED_OUT, note=note)
+    if shown and hi < 0:                                            # a gain, Δ not ruled out
+        if p_t >= STRONG or lo > -margin:
             return replace(judged, verdict=BORDERLINE)
-        if hi < 0:                              # the deciding ends: U against 0, L against −Δ
-            verdict, edge = (REPRODUCED, -hi) if lo <= -margin else (SMALLER_GAIN, min(-hi, lo + margin))
-        else:
-            verdict, edge = (CONTRADICTED, lo) if hi >= margin else (SMALLER_LOSS, min(lo, margin - hi))
-    elif lo > -margin:
-        verdict, edge = RULED_OUT, lo + margin
-    else:
-        return replace(judged, verdict=INCONCLUSIVE)
-    return replace(judged, verdict=UNSTABLE if edge < floor else verdict)
+        return replace(judged, verdict=UNSTABLE if -hi < floor else REPRODUCED)
+    return replace(judged, verdict=INCONCLUSIVE)
 
 
 def judge_within(paired: Paired, margin: float, floor: float, family: int) -> Judged:
@@ -274,7 +312,8 @@ def judge_jointly(paireds: list[Paired], margins: list[float], floors: list[floa
                   across: int = 1) -> list[Judged]:
     """Claims stated together on the same seeds (e.g. the readings): the exact test is a
     max-|t| sign-flip test flipping each seed jointly across them, the t test's p-values
-    are Holm-adjusted, and each is judged on the simultaneous interval of max |t|.
+    are Holm-adjusted, and each is judged on the simultaneous interval of max |t| (the exact
+    test of a gain of Δ is the max-|t| test of the differences + Δ).
     ``across`` > 1: this family is one of that many stated together on other data (other
     seeds): Bonferroni over them — p-values times ``across``, the interval at 1 − α/across.
     One seed: each is judged alone (descriptive only), so every family goes through here."""
@@ -286,9 +325,11 @@ def judge_jointly(paireds: list[Paired], margins: list[float], floors: list[floa
     p_exact, critical = max_t_sign_flip(np.column_stack([p.differences for p in paireds]),
                                         ALPHA / across)
     p_exact = [min(1.0, across * p) for p in p_exact]
+    p_margin = max_t_sign_flip(np.column_stack([np.asarray(p.differences) + margin
+                                                for p, margin in zip(paireds, margins)]), ALPHA / across)[0]
     p_t = [min(1.0, across * p) for p in holm([p.p_t for p in paireds])]
     how = f"max-|t| sign-flip over {k}" + (f", Bonferroni over {across} families" if across > 1 else "")
     half = [critical * p.se if math.isfinite(critical) else math.inf for p in paireds]   # too few seeds: unbounded
     return [judge(p, margin, floor, p_t=pt, p_exact=pe, adjustment=how, family=across,
-                  interval=(p.mean - h, p.mean + h))
-            for p, h, margin, floor, pt, pe in zip(paireds, half, margins, floors, p_t, p_exact)]
+                  p_margin=min(1.0, across * pm), interval=(p.mean - h, p.mean + h))
+            for p, h, margin, floor, pt, pe, pm in zip(paireds, half, margins, floors, p_t, p_exact, p_margin)]
