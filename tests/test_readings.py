@@ -45,18 +45,27 @@ def test_the_answer_uses_the_adjusted_verdicts_and_says_what_they_allow():
     assert "absence of evidence" in unclear
 
 
-def test_a_gain_under_a_one_sided_change_names_its_control():
+def test_a_reading_with_a_control_is_reported_by_it_where_they_disagree():
     """aaPU clamped beats Kiryo's nnPU, but against nnPU clamped too (only S differs) the
-    gain is ruled out: the answer says both."""
+    gain is ruled out: the reading is reported by its control, the answer says both, and
+    the claim of the reproduction table follows the control."""
+    from pusupport.book.experiments.readings import reported, some_reading
     table = pd.DataFrame({"choice": ["max(0, ·) of aaPU's risk", "max(0, ·) of both risks"],
                           "reading": ["a plain clamp", "a plain clamp in nnPU too"],
                           "verdict on “aaPU is better”": [REPRODUCED, RULED_OUT]})
+    assert reported(table) == [RULED_OUT, RULED_OUT]
     text = answer(table)
-    assert text.startswith("Yes: 1 of 2 readings")
-    assert text.endswith("The reading “max(0, ·) of aaPU's risk” changes aaPU's side alone: with nnPU "
-                         "changed the same way (“max(0, ·) of both risks”), where only S differs, "
-                         f"the verdict is “{RULED_OUT}”.")
-    assert "changes aaPU's side alone" not in answer(table.iloc[:1])   # no control, no caveat
+    assert text.startswith("No: every one of the 2 readings rules out a gain")
+    assert text.endswith("The reading “max(0, ·) of aaPU's risk” changes aaPU's side alone, and with "
+                         f"it more than S: alone it reads “{REPRODUCED}”; against its control (“max(0, ·) "
+                         f"of both risks”: nnPU changed the same way, only S differing) “{RULED_OUT}”, "
+                         "which is what it is reported by.")
+    records = {"readings": table.to_dict("records"), "seeds": list(range(10))}
+    assert some_reading(records, pd.DataFrame()).verdict == RULED_OUT
+    alone = table.iloc[:1]                                   # no control in the table: its own verdict
+    assert reported(alone) == [REPRODUCED] and "changes aaPU's side alone" not in answer(alone)
+    agree = table.assign(**{"verdict on “aaPU is better”": [REPRODUCED, REPRODUCED]})
+    assert answer(agree).startswith("Yes: 2 of 2") and "changes aaPU's side alone" not in answer(agree)
 
 
 def test_the_baseline_loss_reading_says_how_far_the_loss_alone_moves_nnpu():
