@@ -19,14 +19,17 @@ def _far_rows(reach: pd.Series, jump: float = 4.0) -> pd.Series:
     return reach >= ordered[ratios.idxmax()]
 
 
-def paired_intervals(table: pd.DataFrame, ax=None):
-    """Forest plot: each reading's paired aaPU − nnPU difference and its 95 % interval,
-    coloured by verdict (columns "label", "aaPU − nnPU", "low", "high" and the verdict;
-    ``table`` from :func:`pusupport.book.experiments.readings.run_readings`). A reading far
-    beyond the others is drawn at the edge with its value written, so the rest stay legible."""
+def paired_intervals(table: pd.DataFrame, ax=None, value: str = "aaPU − nnPU",
+                     xlabel: str = "aaPU − nnPU final test error (paired over seeds; < 0: aaPU better)",
+                     said: dict | None = None):
+    """Forest plot: each reading's paired difference (column ``value``) and its 95 % interval,
+    coloured by verdict (columns "label", ``value``, "low", "high" and the verdict;
+    ``table`` from :func:`pusupport.book.experiments.readings.run_readings`, or
+    :func:`pusupport.book.answer.answer_table`). A row far beyond the others is drawn at the
+    edge with its value written, so the rest stay legible. ``said``: the legend's words for
+    a verdict, where they are not the verdict's own."""
     ax = ax or plt.subplots(figsize=(8, 0.45 * len(table) + 1.6))[1]
-    mean, low, high = table["aaPU − nnPU"], table["low"].fillna(table["aaPU − nnPU"]), \
-        table["high"].fillna(table["aaPU − nnPU"])
+    mean, low, high = table[value], table["low"].fillna(table[value]), table["high"].fillna(table[value])
     # too few seeds for the joint critical value: the interval spans everything (dotted)
     unbounded = pd.concat([low.abs(), high.abs()], axis=1).max(axis=1) >= 1e3
     low, high = low.where(~unbounded, mean), high.where(~unbounded, mean)
@@ -51,7 +54,7 @@ def paired_intervals(table: pd.DataFrame, ax=None):
                         textcoords="offset points", fontsize=8, ha="center", color=c)
         else:
             ax.hlines(y, lo, hi, color=c, lw=2.5)
-        ax.scatter([m], [y], color=c, zorder=3, label=v)
+        ax.scatter([m], [y], color=c, zorder=3, label=(said or {}).get(v, v))
     ax.set_xlim(left - 0.02 * pad, right + 0.02 * pad)
     ax.axvline(0, color="0.3", lw=1, ls="--")
     ax.set_yticks(range(len(table)), table["label"])
@@ -59,7 +62,7 @@ def paired_intervals(table: pd.DataFrame, ax=None):
     handles, labels = ax.get_legend_handles_labels()
     unique = dict(zip(labels, handles))
     ax.legend(unique.values(), unique.keys(), loc="lower right", fontsize=8, frameon=True)
-    ax.set_xlabel("aaPU − nnPU final test error (paired over seeds; < 0: aaPU better)")
+    ax.set_xlabel(xlabel)
     return ax
 
 

@@ -1,0 +1,193 @@
+"""The book's answer, first: does aaPU's selection help, and why did the paper see a gain?
+
+Per data set, the comparisons that answer it, paired by seed and judged as one family on
+the seeds they share (:func:`~pusupport.book.verdicts.judge_jointly`, the one rule): from
+the results committed at the paper's settings, aaPU − nnPU at the decision threshold 0,
+aaPU − nnPU scored at nnPUSB's label-free threshold, and what that threshold alone does to
+nnPU; from the readings page (the synthetic task, at ``cpu`` the paper's settings), the
+clamp — max(0, ·) read as a plain clamp — in each method and in both. Each comparison also
+gives its ROC AUC difference, which no threshold moves.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ..core.metrics import unpack_rows
+from .committed import committed
+from .records import read_history
+from .reference import REFERENCE
+from .verdicts import (BORDERLINE, CONTRADICTED, DESCRIPTIVE, INCONCLUSIVE, REPRODUCED, RULED_OUT,
+                       SMALLER_GAIN, SMALLER_LOSS, UNSTABLE, Margin, judge_jointly, paired_difference)
+
+#: Δ of every comparison: a tenth of its baseline's error, as for the paper's claims.
+MARGIN = Margin()
+#: The column of each comparison's difference, named as the readings' table names it so
+#: that :func:`~pusupport.book.evidence.paired_intervals` draws both.
+DIFFERENCE = "difference"
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """``label``: run (method or label) and metric column − baseline run and column, at each
+    run's last epoch; ``what``: what the comparison tells."""
+
+    label: str
+    run: str
+    column: str
+    baseline: str
+    baseline_column: str
+    what: str
+
+
+#: On a committed paper-scale record: the threshold's part of aaPU's difference.
+AT_THE_PAPERS_SCALE = (
+    Comparison("aaPU − nnPU", "aapu", "test_error", "nnpu", "test_error",
+               "the paper's comparison, both at the threshold 0"),
+    Comparison("aaPU − nnPU at nnPUSB's threshold", "aapu", "test_error", "nnpu", "test_error:nnpusb",
+               "aaPU against nnPU scored at a label-free threshold (the training U's (1 − π)-quantile)"),
+    Comparison("nnPU at nnPUSB's threshold − nnPU", "nnpu", "test_error:nnpusb", "nnpu", "test_error",
+               "what moving nnPU's threshold alone does"),
+)
+#: On the readings page's runs (the synthetic task): the clamp's part.
+THE_CLAMP = (
+    Comparison("the clamp in nnPU", "nnpu correction=clamp", "test_error", "nnpu", "test_error",
+               "max(0, ·) as a clamp against Kiryo et al.'s rule, in nnPU"),
+    Comparison("the clamp in aaPU", "aapu correction=clamp", "test_error", "aapu", "test_error",
+               "the same in aaPU"),
+    Comparison("aaPU − nnPU, both clamped", "aapu correction=clamp", "test_error",
+               "nnpu correction=clamp", "test_error", "what S adds under one rule"),
+    Comparison("aaPU clamped − nnPU", "aapu correction=clamp", "test_error", "nnpu", "test_error",
+               "the comparison a literal reading of the paper makes"),
+)
+#: A verdict said of a difference that is not a claim of the paper (first − second).
+PLAIN = {REPRODUCED: "lower, shown", SMALLER_GAIN: "lower by less than Δ, shown",
+         RULED_OUT: "no decrease of Δ or more", CONTRADICTED: "higher, shown",
+         SMALLER_LOSS: "higher by less than Δ, shown", INCONCLUSIVE: "undecided at these seeds",
+         BORDERLINE: "borderline", DESCRIPTIVE: "descriptive only", UNSTABLE: "unstable"}
+#: The records at the paper's settings, in the summary's order, and their names.
+NAMES = {"synthetic": "synthetic", "real_20news": "20 News", "real_fashion_mnist": "Fashion-MNIST",
+         "real_cifar10": "CIFAR-10"}
+RECORDS = tuple(NAMES)
+
+
+def _finals(history: pd.DataFrame) -> pd.DataFrame:
+    """Each run's row at its last epoch, indexed by (method, seed)."""
+    last = history[history.epoch == history.groupby("method").epoch.transform("max")]
+    return last.set_index(["method", "seed"])
+
+
+def _wrong(finals: pd.DataFrame, run: str, column: str, seeds) -> np.ndarray | None:
+    """The per-point 0/1 errors behind ``column`` of ``run`` (seeds × points), if kept."""
+    kept = column.replace("test_error", "test_wrong")
+    if kept not in finals:
+        return None
+    cells = [finals.loc[(run, s), kept] for s in seeds]
+    return np.array([unpack_rows(c) for c in cells]) if all(isinstance(c, str) for c in cells) else None
+
+
+def judge_family(history: pd.DataFrame, comparisons, n_test: int | None) -> pd.DataFrame:
+    """One row per comparison that ``history`` holds both runs of: the paired difference
+    of final test error over their shared seeds (covering the test set where the runs kept
+    their per-point errors), judged jointly, and the ROC AUC difference beside it."""
+    finals = _finals(history)
+    runs = set(finals.index.get_level_values("method"))
+    held = [c for c in comparisons if {c.run, c.baseline} <= runs and {c.column, c.baseline_column} <= set(finals)
+            and finals.loc[c.run][c.column].notna().any() and finals.loc[c.baseline][c.baseline_column].notna().any()]
+    if not held:
+        return pd.DataFrame()
+    seeds = sorted(set.intersection(*(set(finals.loc[r].index) for c in held for r in (c.run, c.baseline))))
+    paireds, margins, aucs = [], [], []
+    for c in held:
+        a, b = finals.loc[c.run].loc[seeds, c.column], finals.loc[c.baseline].loc[seeds, c.baseline_column]
+        wrong = (_wrong(finals, c.run, c.column, seeds), _wrong(finals, c.baseline, c.baseline_column, seeds))
+        paireds.append(paired_difference(a, b, wrong if all(w is not None for w in wrong) else None))
+        margins.append(MARGIN.value(float(b.mean()), n_test))
+        aucs.append(paired_difference(finals.loc[c.run].loc[seeds, "test_auc"],
+                                      finals.loc[c.baseline].loc[seeds, "test_auc"]))
+    floor = 2 / n_test if n_test else 0.0
+    judged = judge_jointly(paireds, margins, [floor] * len(paireds))
+    return pd.DataFrame([{"label": c.label, "what": c.what, "seeds": len(seeds), DIFFERENCE: j.paired.mean,
+                          "low": j.low, "high": j.high, "verdict": j.verdict, "judged": j.text(),
+                          "interval covers": ("training and the test set's sampling"
+                                              if j.paired.test_var == j.paired.test_var else "training"),
+                          "AUC difference": a.mean, "ROC AUC": a.interval()}
+                         for c, j, a in zip(held, judged, aucs)])
+
+
+def answer_table(output_dir, root: Path = REFERENCE) -> pd.DataFrame:
+    """Every data set's family: the committed paper-scale records (the threshold's part),
+    then this build's readings page (the clamp's part), each row saying where it comes from."""
+    parts = []
+    for page in RECORDS:
+        found = committed(page, "paper", root)
+        if not found.current:
+            continue
+        family = judge_family(found.history, AT_THE_PAPERS_SCALE, found.summary.get("n_test"))
+        parts.append(family.assign(data=page, **{"data set": NAMES[page]},
+                                   source="committed at the paper's settings"))
+    readings = Path(output_dir) / "readings"
+    if (readings / "history.csv").exists():
+        import json
+        summary = json.loads((readings / "summary.json").read_text())
+        family = judge_family(read_history(readings / "history.csv"), THE_CLAMP, summary.get("n_test"))
+        parts.append(family.assign(data="synthetic", **{"data set": NAMES["synthetic"]},
+                                   source=f"the readings page, {summary['profile']} profile"))
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def _row(table: pd.DataFrame, data: str, label: str) -> dict | None:
+    rows = table[(table.data == data) & (table.label == label)]
+    return rows.iloc[0].to_dict() if len(rows) else None
+
+
+def _said(r: dict, plain: bool = True) -> str:
+    said = PLAIN.get(r["verdict"], r["verdict"]) if plain else r["verdict"]
+    return f"{r[DIFFERENCE]:+.4f} [{r['low']:+.4f}, {r['high']:+.4f}], {said}"
+
+
+def _what_s_adds(both: dict) -> str:
+    """What aaPU − nnPU under one rule allows one to say of S, in the rule's words."""
+    if both["verdict"] in (REPRODUCED, SMALLER_GAIN):
+        return "under one rule S still adds a gain shown"
+    if both["verdict"] == RULED_OUT:
+        return "no effect of S of Δ or more"
+    if both["verdict"] == INCONCLUSIVE:
+        return "no gain from S is shown under one rule, nor one of Δ ruled out at these seeds"
+    return f"no verdict on what S adds under one rule ({both['judged']})"
+
+
+def answer_text(table: pd.DataFrame, claimed: dict) -> str:
+    """Markdown: the answer in a few sentences, every number and word from ``table`` and
+    ``claimed`` ({page: its aaPU-vs-nnPU claim's verdict at the paper's settings, as the
+    reproduction table judges it in the paper's family})."""
+    if table.empty:
+        return "Nothing to answer from yet: no committed record and no readings page in this build."
+    names = {**NAMES, "synthetic": "the synthetic task"}
+    helps = [(d, r) for d in RECORDS if (r := _row(table, d, "aaPU − nnPU"))]
+    text = ("**Does aaPU's selection help?** At the paper's settings, the claim that aaPU's final "
+            "test error is lower than nnPU's by Δ (a tenth of nnPU's error) or more: "
+            + "; ".join(f"{names[d]}: {claimed[d].split(' — ')[0]}" for d, _ in helps if d in claimed)
+            + ".") if helps else ""
+    clamp, both = _row(table, "synthetic", "the clamp in nnPU"), _row(table, "synthetic", "aaPU − nnPU, both clamped")
+    literal = _row(table, "synthetic", "aaPU clamped − nnPU")
+    if clamp and both and literal:
+        text += (f"\n\n**Why did the paper see a gain?** Read literally, as a plain clamp, "
+                 f"max(0, ·) gives aaPU {_said(literal)}, against Kiryo et al.'s nnPU on the synthetic "
+                 f"task ({literal['seeds']} seeds, {literal['source']}); but the clamp alone moves "
+                 f"nnPU by {_said(clamp)}, and with both clamped aaPU − nnPU is {_said(both)}: "
+                 f"{_what_s_adds(both)}.")
+    threshold = [(names[d], r, _row(table, d, "nnPU at nnPUSB's threshold − nnPU")) for d in RECORDS
+                 if (r := _row(table, d, "aaPU − nnPU at nnPUSB's threshold"))]
+    if threshold:
+        auc = max(abs(r["AUC difference"]) for _, r in helps)
+        text += (f"\n\n**And the threshold:** aaPU's ROC AUC, which no threshold moves, differs from "
+                 f"nnPU's by {auc:.4f} at most at the paper's settings; scored at a label-free "
+                 "threshold (nnPUSB's: the training U's (1 − π)-quantile), nnPU stands against aaPU "
+                 "as follows (aaPU − nnPU there; the threshold's own effect on nnPU in brackets): "
+                 + "; ".join(f"{d}: {_said(r)}" + (f" ({_said(t)})" if t else "") for d, r, t in threshold)
+                 + ".")
+    return text

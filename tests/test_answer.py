@@ -1,0 +1,64 @@
+"""The summary's answer: each data set's comparisons judged as one family, from the
+committed records and the readings page, and sentences that say only what the verdicts allow."""
+import numpy as np
+import pandas as pd
+
+from pusupport.book.answer import (AT_THE_PAPERS_SCALE, THE_CLAMP, answer_table, answer_text,
+                                   judge_family)
+from pusupport.book.verdicts import INCONCLUSIVE, REPRODUCED, RULED_OUT, judge_jointly, paired_difference
+
+
+def _readings(both_gap: float, seeds=range(10)) -> pd.DataFrame:
+    """Final rows of the four runs the clamp's comparisons read (one epoch, per seed)."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for s in seeds:
+        base = 0.065 + 0.002 * rng.standard_normal()
+        errors = {"nnpu": base, "aapu": base + 0.001, "nnpu correction=clamp": base - 0.011,
+                  "aapu correction=clamp": base - 0.011 + both_gap + 0.0005 * rng.standard_normal()}
+        rows += [{"method": m, "seed": s, "epoch": 1000, "test_error": e, "test_auc": 0.99}
+                 for m, e in errors.items()]
+    return pd.DataFrame(rows)
+
+
+def test_a_family_is_judged_jointly_on_the_seeds_its_runs_share():
+    history = _readings(0.0)
+    family = judge_family(history, THE_CLAMP, 10_000)
+    assert list(family.label) == [c.label for c in THE_CLAMP]
+    finals = history.set_index(["method", "seed"]).test_error
+    paireds = [paired_difference(finals[c.run], finals[c.baseline]) for c in THE_CLAMP]
+    margins = [0.1 * finals[c.baseline].mean() for c in THE_CLAMP]
+    expected = judge_jointly(paireds, margins, [2 / 10_000] * 4)
+    assert list(family.verdict) == [j.verdict for j in expected]
+    assert np.allclose(family.low, [j.low for j in expected]) and family.seeds.eq(10).all()
+    assert family.verdict.iloc[0] == REPRODUCED                       # the clamp lowers nnPU's error
+    # a comparison whose runs or column the history lacks is left out, not guessed
+    assert judge_family(history, AT_THE_PAPERS_SCALE, 10_000).label.tolist() == ["aaPU − nnPU"]
+
+
+def test_the_answer_says_of_s_only_what_the_verdict_allows():
+    claimed = {"synthetic": "a gain of Δ ruled out: no gain of Δ = 0.0065 or more — Re-judged …"}
+
+    def said(both_gap):
+        family = judge_family(_readings(both_gap), THE_CLAMP, 10_000)
+        table = family.assign(data="synthetic", **{"data set": "synthetic"}, source="test")
+        return table, answer_text(table, claimed)
+    table, text = said(-0.011)                                        # S adds a gain under one rule
+    assert table.set_index("label").verdict["aaPU − nnPU, both clamped"] == REPRODUCED
+    assert "under one rule S still adds a gain shown" in text
+    table, text = said(0.0)
+    assert table.set_index("label").verdict["aaPU − nnPU, both clamped"] in (RULED_OUT, INCONCLUSIVE)
+    assert "S still adds" not in text and "the clamp alone moves nnPU by -0.01" in text
+    assert answer_text(pd.DataFrame(), claimed).startswith("Nothing to answer from yet")
+
+
+def test_the_records_answer_covers_the_test_set_and_the_threshold(tmp_path):
+    """On the committed 20 News record: the three threshold comparisons, their intervals
+    covering the test set's sampling (per-point errors kept); no readings page here."""
+    table = answer_table(tmp_path)
+    news = table[table.data == "real_20news"].set_index("label")
+    assert list(news.index) == [c.label for c in AT_THE_PAPERS_SCALE]
+    assert (news.source == "committed at the paper's settings").all() and (news.seeds == 10).all()
+    assert (news["interval covers"] == "training and the test set's sampling").all()
+    assert news.difference["nnPU at nnPUSB's threshold − nnPU"] < 0
+    assert set(table.data) == {"synthetic", "real_20news", "real_fashion_mnist", "real_cifar10"}
