@@ -62,3 +62,12 @@ def test_the_records_answer_covers_the_test_set_and_the_threshold(tmp_path):
     assert (news["interval covers"] == "training and the test set's sampling").all()
     assert news.difference["nnPU at nnPUSB's threshold − nnPU"] < 0
     assert set(table.data) == {"synthetic", "real_20news", "real_fashion_mnist", "real_cifar10"}
+
+
+def test_each_comparison_page_opens_with_its_part_of_the_answer():
+    from pusupport.book.answer import record_answer
+    said = record_answer("real_fashion_mnist")
+    assert said.startswith("**Where the difference comes from**") and "10 seeds" in said
+    assert "aaPU − nnPU at nnPUSB's threshold: +0.0321" in said and "ROC AUC" in said
+    assert record_answer("synthetic").endswith("is judged on the readings page.")
+    assert record_answer("real_cifar100") == ""                       # nothing committed

@@ -191,3 +191,23 @@ def answer_text(table: pd.DataFrame, claimed: dict) -> str:
                  + "; ".join(f"{d}: {_said(r)}" + (f" ({_said(t)})" if t else "") for d, r, t in threshold)
                  + ".")
     return text
+
+
+def record_answer(page: str, root: Path = REFERENCE) -> str:
+    """Markdown: this data set's part of the summary's answer, from its record committed at
+    the paper's settings — the threshold's part beside the claim judged above it, and the
+    ranking (ROC AUC) — or "" where there is none."""
+    found = committed(page, "paper", root)
+    family = (judge_family(found.history, AT_THE_PAPERS_SCALE, found.summary.get("n_test"))
+              if found.current else pd.DataFrame())
+    rows = family.to_dict("records")
+    text = ""
+    if len(rows) > 1:
+        text = ("**Where the difference comes from** (this data set's part of the summary's answer: "
+                f"{rows[0]['seeds']} seeds, the comparisons judged as one family, a negative "
+                "difference: the first lower): " + "; ".join(
+                    f"{r['label']}: {_said(r)} ({r['what']})" for r in rows[1:])
+                + f". aaPU's ROC AUC, which no threshold moves, minus nnPU's: {rows[0]['ROC AUC']}.")
+    if page == "synthetic" and found.current:
+        text += " The clamp's part — max(0, ·) read as a plain clamp — is judged on the readings page."
+    return text.strip()
