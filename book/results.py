@@ -44,7 +44,7 @@ import pandas as pd
 import torch
 
 from pusupport.book import suite
-from pusupport.book.committed import add_part, joinable, page_at
+from pusupport.book.committed import add_part, joinable, page_at, records
 from pusupport.book.records import read_history
 from pusupport.book.reference import REFERENCE, code_commit, command_line, provenance, relative
 from pusupport.book.registry import book_pages
@@ -105,7 +105,7 @@ def _import(folder: Path, name: str, args) -> Path:
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    pages = [e["page"] for e in book_pages() if e["notebook"] in COMMITTABLE]
+    pages = records(e["page"] for e in book_pages() if e["notebook"] in COMMITTABLE)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--pages", nargs="+", required=True, choices=pages, metavar="PAGE",
                     help=f"the pages to run: {', '.join(pages)}")

@@ -250,3 +250,23 @@ def test_an_unfinished_part_or_a_seed_committed_twice_is_not_committed(tmp_path)
         _commit(tmp_path, seeds=[1, 2])
     with pytest.raises(ValueError, match="no page 'nope'"):
         cm.page_at("nope", "paper")
+
+
+def test_a_variant_is_committed_beside_its_page_and_judged_with_it(tmp_path):
+    """`make results PAGES=synthetic-clamp`: the page with both methods' max(0, ·) read as a
+    plain clamp, a record of its own beside Kiryo et al.'s; the summary's answer judges the
+    clamp's family on the two records' shared seeds."""
+    from pusupport.book.answer import THE_CLAMP, answer_table
+    _commit(tmp_path)
+    _commit(tmp_path, name="synthetic-clamp")
+    found = cm.committed("synthetic-clamp", "paper", tmp_path)
+    assert found.current and found.folder == tmp_path / "paper" / "synthetic-clamp"
+    assert cm.page_at("synthetic-clamp", "paper").settings.train.correction == "clamp"
+    assert found.summary["fingerprint"] != cm.committed("synthetic", "paper", tmp_path).summary["fingerprint"]
+    assert found.summary["judged"]["verdicts"] == {} and found.verdict() == ""
+    table = answer_table(tmp_path / "no build", root=tmp_path)
+    clamp = table[table.source == "committed at the paper's settings, each rule"]
+    assert list(clamp.label) == [c.label for c in THE_CLAMP] and (clamp.seeds == 10).all()
+    assert cm.records(["synthetic"]) == ["synthetic", "synthetic-clamp"]
+    with pytest.raises(ValueError, match="no variant 'clip'"):
+        cm.page_at("synthetic-clip", "paper")

@@ -39,11 +39,25 @@ from .verdicts import RULE, RULE_CHANGES
 
 #: What a page's section shows where nothing is committed.
 NOT_RUN = "not run at the paper's settings"
+#: Records of a page with one of its choices changed, committed beside its own as
+#: ``<page>-<variant>`` (``make results PAGES=real_fashion_mnist-clamp``): "clamp", both
+#: methods' max(0, ·) read as a plain clamp (the readings page's reading, at the paper's scale).
+VARIANTS = {"clamp": {"correction": "clamp"}}
+
+
+def records(pages) -> list[str]:
+    """The records ``pages`` can be committed as: each page, and each with every variant."""
+    return [f"{p}{suffix}" for p in pages for suffix in ("", *(f"-{v}" for v in VARIANTS))]
 
 
 def page_at(page: str, profile: str, **given) -> Page:
-    """The book's page ``page`` (a results folder) resolved at ``profile`` with its defaults
-    (``given``: other values of its common parameters, e.g. ``seeds``)."""
+    """The book's page ``page`` (a results folder, or a record ``<page>-<variant>`` of
+    :data:`VARIANTS`) resolved at ``profile`` with its defaults (``given``: other values of
+    its common parameters, e.g. ``seeds``)."""
+    page, _, variant = page.partition("-")
+    if variant and variant not in VARIANTS:
+        raise ValueError(f"no variant {variant!r} of a page: use one of {sorted(VARIANTS)}")
+    given = {**VARIANTS.get(variant, {}), **given}
     entry = next((e for e in registry.book_pages() if e["page"] == page), None)
     if entry is None:
         raise ValueError(f"no page {page!r} in the book: use one of "
@@ -213,6 +227,8 @@ def judgements(folder: Path) -> dict:
     """{claim: verdict} of the claims judged on the results committed in ``folder``
     (``<root>/<profile>/<page>``), under today's rule."""
     claims = [(c, folder.name) for c, page in registry.book_claims() if page == folder.name]
+    if not claims:                                  # a variant's record: judged beside its page's
+        return {}
     table = reproduction_table(folder.parent, claims, registry.family_sizes())
     return dict(zip(table.claim, table.verdict))
 
@@ -340,7 +356,7 @@ def _write_union(folder: Path, code: Page) -> None:
     history = pd.concat([read_history(folder / "parts" / name / "history.csv") for name in found],
                         ignore_index=True)
     seeds = sorted(int(s) for p in found.values() for s in p["seeds"])
-    union = page_at(code.name, code.profile, seeds=seeds)
+    union = page_at(folder.name, code.profile, seeds=seeds)
     meta = dict(page=union.page, dataset=union.dataset, profile=union.profile, seeds=seeds,
                 fingerprint=union.fingerprint(seeds=False), n_test=union.n_test, parts=list(found),
                 wall_seconds=round(sum(p["wall_seconds"] for p in found.values()), 1))

@@ -20,9 +20,10 @@ from .cost import Data, data_sizes, priceable
 from .paper import PAPER, PROFILE_CHANGES
 from .plan import Plan, Planned, RunSpec, as_trained
 
-__all__ = ["COMMON", "OPT_INT", "TRAINING", "Experiment", "RunSpec", "runs_of"]
+__all__ = ["COMMON", "OPT_INT", "OPT_STR", "TRAINING", "Experiment", "RunSpec", "runs_of"]
 
 OPT_INT = (int, type(None))
+OPT_STR = (str, type(None))
 #: The parameters of every page: which profile, where it runs, on what, and where results go.
 COMMON = {"profile": str, "device": str, "seeds": (list, type(None)), "data_dir": (str, type(None)),
           "output_dir": str, "dry_run": int, "checkpoints": (bool, type(None)),

@@ -2,12 +2,12 @@
 test-error curves): nnPU and aaPU on the real data sets (one page each), and on Fashion-MNIST,
 which the paper does not use."""
 from ..claims import AAPU_VS_NNPU, BESIDE_THE_PAPER, Claim, lower_error
-from ..experiment import OPT_INT, TRAINING, Experiment, runs_of
+from ..experiment import OPT_INT, OPT_STR, TRAINING, Experiment, runs_of
 
 EXPERIMENT = Experiment(
     "real_data", dataset="cifar10", selects=True,
     parameters={"dataset": str, **TRAINING, "n_select": OPT_INT, "select_from": OPT_INT,
-                "n_unlabeled": OPT_INT},
+                "n_unlabeled": OPT_INT, "correction": OPT_STR},
     plan=lambda s: runs_of(["nnpu", "aapu"]),
     pages={"real_cifar10": {"dataset": "cifar10", "title": "Real data: CIFAR-10"},
            "real_cifar100": {"dataset": "cifar100", "title": "Real data: CIFAR-100"},
