@@ -8,6 +8,10 @@ from pusupport.book.answer import (AT_THE_PAPERS_SCALE, THE_CLAMP, answer_table,
 from pusupport.book.verdicts import INCONCLUSIVE, REPRODUCED, RULED_OUT, judge_jointly, paired_difference
 
 
+#: The summary of a synthetic page: its seeds draw their own test sets of 10,000 points.
+SYNTHETIC = {"dataset": "synthetic", "n_test": 10_000}
+
+
 def _readings(both_gap: float, seeds=range(10)) -> pd.DataFrame:
     """Final rows of the four runs the clamp's comparisons read (one epoch, per seed)."""
     rng = np.random.default_rng(0)
@@ -23,7 +27,7 @@ def _readings(both_gap: float, seeds=range(10)) -> pd.DataFrame:
 
 def test_a_family_is_judged_jointly_on_the_seeds_its_runs_share():
     history = _readings(0.0)
-    family = judge_family(history, THE_CLAMP, 10_000)
+    family = judge_family(history, THE_CLAMP, SYNTHETIC)
     assert list(family.label) == [c.label for c in THE_CLAMP]
     finals = history.set_index(["method", "seed"]).test_error
     paireds = [paired_difference(finals[c.run], finals[c.baseline]) for c in THE_CLAMP]
@@ -33,14 +37,14 @@ def test_a_family_is_judged_jointly_on_the_seeds_its_runs_share():
     assert np.allclose(family.low, [j.low for j in expected]) and family.seeds.eq(10).all()
     assert family.verdict.iloc[0] == REPRODUCED                       # the clamp lowers nnPU's error
     # a comparison whose runs or column the history lacks is left out, not guessed
-    assert judge_family(history, AT_THE_PAPERS_SCALE, 10_000).label.tolist() == ["aaPU − nnPU"]
+    assert judge_family(history, AT_THE_PAPERS_SCALE, SYNTHETIC).label.tolist() == ["aaPU − nnPU"]
 
 
 def test_the_answer_says_of_s_only_what_the_verdict_allows():
     claimed = {"synthetic": "a gain of Δ ruled out: no gain of Δ = 0.0065 or more — Re-judged …"}
 
     def said(both_gap):
-        family = judge_family(_readings(both_gap), THE_CLAMP, 10_000)
+        family = judge_family(_readings(both_gap), THE_CLAMP, SYNTHETIC)
         table = family.assign(data="synthetic", **{"data set": "synthetic"}, source="test")
         return table, answer_text(table, claimed)
     table, text = said(-0.011)                                        # S adds a gain under one rule
@@ -59,7 +63,7 @@ def test_the_records_answer_covers_the_test_set_and_the_threshold(tmp_path):
     news = table[table.data == "real_20news"].set_index("label")
     assert list(news.index) == [c.label for c in AT_THE_PAPERS_SCALE]
     assert (news.source == "committed at the paper's settings").all() and (news.seeds == 10).all()
-    assert (news["interval covers"] == "training and the test set's sampling").all()
+    assert (news["interval covers"] == "training randomness and the test set's sampling").all()
     assert news.difference["nnPU at nnPUSB's threshold − nnPU"] < 0
     assert set(table.data) == {"synthetic", "real_20news", "real_fashion_mnist", "real_cifar10"}
 

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..core.metrics import unpack_rows
+from .claims import covers, floor_for, shared_test
 from .committed import committed
 from .records import read_history
 from .reference import REFERENCE
@@ -89,10 +90,12 @@ def _wrong(finals: pd.DataFrame, run: str, column: str, seeds) -> np.ndarray | N
     return np.array([unpack_rows(c) for c in cells]) if all(isinstance(c, str) for c in cells) else None
 
 
-def judge_family(history: pd.DataFrame, comparisons, n_test: int | None) -> pd.DataFrame:
+def judge_family(history: pd.DataFrame, comparisons, summary: dict) -> pd.DataFrame:
     """One row per comparison that ``history`` holds both runs of: the paired difference
-    of final test error over their shared seeds (covering the test set where the runs kept
-    their per-point errors), judged jointly, and the ROC AUC difference beside it."""
+    of final test error over their shared seeds (covering the test set where the seeds share
+    one and the runs kept their per-point errors), judged jointly with the floor and Δ of
+    the page's ``summary``, and the ROC AUC difference beside it."""
+    n_test, shared = summary.get("n_test"), shared_test(summary)
     finals = _finals(history)
     runs = set(finals.index.get_level_values("method"))
     held = [c for c in comparisons if {c.run, c.baseline} <= runs and {c.column, c.baseline_column} <= set(finals)
@@ -104,16 +107,14 @@ def judge_family(history: pd.DataFrame, comparisons, n_test: int | None) -> pd.D
     for c in held:
         a, b = finals.loc[c.run].loc[seeds, c.column], finals.loc[c.baseline].loc[seeds, c.baseline_column]
         wrong = (_wrong(finals, c.run, c.column, seeds), _wrong(finals, c.baseline, c.baseline_column, seeds))
-        paireds.append(paired_difference(a, b, wrong if all(w is not None for w in wrong) else None))
+        paireds.append(paired_difference(a, b, wrong if shared and all(w is not None for w in wrong) else None))
         margins.append(MARGIN.value(float(b.mean()), n_test))
         aucs.append(paired_difference(finals.loc[c.run].loc[seeds, "test_auc"],
                                       finals.loc[c.baseline].loc[seeds, "test_auc"]))
-    floor = 2 / n_test if n_test else 0.0
-    judged = judge_jointly(paireds, margins, [floor] * len(paireds))
+    judged = judge_jointly(paireds, margins, [floor_for(summary)] * len(paireds))
     return pd.DataFrame([{"label": c.label, "what": c.what, "seeds": len(seeds), DIFFERENCE: j.paired.mean,
                           "low": j.low, "high": j.high, "verdict": j.verdict, "judged": j.text(),
-                          "interval covers": ("training and the test set's sampling"
-                                              if j.paired.test_var == j.paired.test_var else "training"),
+                          "interval covers": covers(summary, j),
                           "AUC difference": a.mean, "ROC AUC": a.interval()}
                          for c, j, a in zip(held, judged, aucs)])
 
@@ -138,18 +139,18 @@ def answer_table(output_dir, root: Path = REFERENCE) -> pd.DataFrame:
         found = committed(page, "paper", root)
         if not found.current:
             continue
-        family = judge_family(found.history, AT_THE_PAPERS_SCALE, found.summary.get("n_test"))
+        family = judge_family(found.history, AT_THE_PAPERS_SCALE, found.summary)
         parts.append(family.assign(data=page, **{"data set": NAMES[page]},
                                    source="committed at the paper's settings"))
         if (both := clamped(page, root)) is not None:
-            family = judge_family(both, THE_CLAMP, found.summary.get("n_test"))
+            family = judge_family(both, THE_CLAMP, found.summary)
             parts.append(family.assign(data=page, **{"data set": NAMES[page]},
                                        source="committed at the paper's settings, each rule"))
     readings = Path(output_dir) / "readings"
     if (readings / "history.csv").exists() and clamped("synthetic", root) is None:
         import json
         summary = json.loads((readings / "summary.json").read_text())
-        family = judge_family(read_history(readings / "history.csv"), THE_CLAMP, summary.get("n_test"))
+        family = judge_family(read_history(readings / "history.csv"), THE_CLAMP, summary)
         parts.append(family.assign(data="synthetic", **{"data set": NAMES["synthetic"]},
                                    source=f"the readings page, {summary['profile']} profile"))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
@@ -215,7 +216,7 @@ def record_answer(page: str, root: Path = REFERENCE) -> str:
     the paper's settings — the threshold's part beside the claim judged above it, and the
     ranking (ROC AUC) — or "" where there is none."""
     found = committed(page, "paper", root)
-    family = (judge_family(found.history, AT_THE_PAPERS_SCALE, found.summary.get("n_test"))
+    family = (judge_family(found.history, AT_THE_PAPERS_SCALE, found.summary)
               if found.current else pd.DataFrame())
     rows = family.to_dict("records")
     text = ""

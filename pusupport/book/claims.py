@@ -167,7 +167,7 @@ def _p(j: Judged | None) -> str:
     return f"t {j.p_t:.3f}, exact {j.p_exact:.3f}" + (f" ({j.adjustment})" if j.adjustment else "")
 
 
-def _covers(summary: dict, judged: Judged | None = None) -> str:
+def covers(summary: dict, judged: Judged | None = None) -> str:
     """What a comparison's interval covers: the synthetic page draws a test set per seed;
     on a test split the seeds share, its sampling where the runs kept their per-point errors."""
     if not shared_test(summary):
@@ -198,7 +198,7 @@ def reproduction_table(output_dir, claims, family_sizes: dict | None = None) -> 
                          " simultaneous" if j.adjustment else "") if compared else "—",
                      "p (adjusted)": _p(j), "ruled out": j.ruled_out() if compared else "—",
                      "Δ": "—" if j is None else f"{j.margin:.4f}",
-                     "interval covers": "—" if j is None else _covers(summary, j),
+                     "interval covers": "—" if j is None else covers(summary, j),
                      "family": "—" if j is None else _family(c.family, j.family),
                      "floor": "—" if j is None else f"{j.floor:.4f}",
                      "verdict": o.verdict if j is None else j.text(), "measured": o.measured})
