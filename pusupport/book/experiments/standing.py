@@ -204,7 +204,9 @@ def standings(history: pd.DataFrame, meta: dict, at=_final) -> pd.DataFrame:
         seeds = sorted(set.intersection(*(set(g.seed) for _, g in here.groupby("method"))))
         members = []
         for method in [m for m in COMPARED if m in set(here.method)]:
-            for metric in METRICS:
+            # a view (nnPUSB: nnPU's run at another threshold) ranks as its run does: judged
+            # on error alone, its AUC and AP are no members of their own
+            for metric in ["test_error"] if get_method(method).view_of else METRICS:
                 ours, theirs = by.loc["aapu", metric][seeds], by.loc[method, metric][seeds]
                 sign = -1 if metric in HIGHER_IS_BETTER else 1
                 points = per_point(here, ("aapu", method), seeds, {"dataset": dataset}) if metric == "test_error" else None
