@@ -193,11 +193,12 @@ def answer_text(table: pd.DataFrame, claimed: dict) -> str:
                _row(table, d, "aaPU − nnPU, both clamped")) for d in RECORDS]
     clamps = [(d, *rows) for d, *rows in clamps if all(rows)]
     if clamps:
-        text += "\n\n**Why did the paper see a gain?** Read literally, as a plain clamp, " + " ".join(
-            f"max(0, ·) gives aaPU {_said(literal)}, against Kiryo et al.'s nnPU on {names[d]} "
-            f"({literal['seeds']} seeds, {literal['source']}); but the clamp alone moves nnPU by "
-            f"{_said(clamp)}, and with both clamped aaPU − nnPU is {_said(both)}: {_what_s_adds(both)}."
-            for d, literal, clamp, both in clamps)
+        text += ("\n\n**Why did the paper see a gain?** Read literally, its max(0, ·) is a plain "
+                 "clamp, which changes the rule of both methods, not only S. " + " ".join(
+                     f"On {names[d]} ({literal['seeds']} seeds, {literal['source']}): aaPU clamped "
+                     f"against Kiryo et al.'s nnPU {_said(literal)}; the clamp alone moves nnPU by "
+                     f"{_said(clamp)}; with both clamped, aaPU − nnPU is {_said(both)}: "
+                     f"{_what_s_adds(both)}." for d, literal, clamp, both in clamps))
     threshold = [(names[d], r, _row(table, d, "nnPU at nnPUSB's threshold − nnPU")) for d in RECORDS
                  if (r := _row(table, d, "aaPU − nnPU at nnPUSB's threshold"))]
     if threshold:
