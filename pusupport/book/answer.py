@@ -10,14 +10,13 @@ gives its ROC AUC difference, which no threshold moves.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
-from ..core.metrics import unpack_rows
-from .claims import covers, floor_for, shared_test
+from .claims import covers, floor_for, per_point
 from .committed import committed
 from .records import read_history
 from .reference import REFERENCE
@@ -81,21 +80,12 @@ def _finals(history: pd.DataFrame) -> pd.DataFrame:
     return last.set_index(["method", "seed"])
 
 
-def _wrong(finals: pd.DataFrame, run: str, column: str, seeds) -> np.ndarray | None:
-    """The per-point 0/1 errors behind ``column`` of ``run`` (seeds × points), if kept."""
-    kept = column.replace("test_error", "test_wrong")
-    if kept not in finals:
-        return None
-    cells = [finals.loc[(run, s), kept] for s in seeds]
-    return np.array([unpack_rows(c) for c in cells]) if all(isinstance(c, str) for c in cells) else None
-
-
 def judge_family(history: pd.DataFrame, comparisons, summary: dict) -> pd.DataFrame:
     """One row per comparison that ``history`` holds both runs of: the paired difference
     of final test error over their shared seeds (covering the test set where the seeds share
     one and the runs kept their per-point errors), judged jointly with the floor and Δ of
     the page's ``summary``, and the ROC AUC difference beside it."""
-    n_test, shared = summary.get("n_test"), shared_test(summary)
+    n_test = summary.get("n_test")
     finals = _finals(history)
     runs = set(finals.index.get_level_values("method"))
     held = [c for c in comparisons if {c.run, c.baseline} <= runs and {c.column, c.baseline_column} <= set(finals)
@@ -106,8 +96,9 @@ def judge_family(history: pd.DataFrame, comparisons, summary: dict) -> pd.DataFr
     paireds, margins, aucs = [], [], []
     for c in held:
         a, b = finals.loc[c.run].loc[seeds, c.column], finals.loc[c.baseline].loc[seeds, c.baseline_column]
-        wrong = (_wrong(finals, c.run, c.column, seeds), _wrong(finals, c.baseline, c.baseline_column, seeds))
-        paireds.append(paired_difference(a, b, wrong if shared and all(w is not None for w in wrong) else None))
+        wrong = per_point(finals.reset_index(), (c.run, c.baseline), seeds, summary,
+                          [x.replace("test_error", "test_wrong") for x in (c.column, c.baseline_column)])
+        paireds.append(paired_difference(a, b, wrong))
         margins.append(MARGIN.value(float(b.mean()), n_test))
         aucs.append(paired_difference(finals.loc[c.run].loc[seeds, "test_auc"],
                                       finals.loc[c.baseline].loc[seeds, "test_auc"]))
@@ -148,7 +139,6 @@ def answer_table(output_dir, root: Path = REFERENCE) -> pd.DataFrame:
                                        source="committed at the paper's settings, each rule"))
     readings = Path(output_dir) / "readings"
     if (readings / "history.csv").exists() and clamped("synthetic", root) is None:
-        import json
         summary = json.loads((readings / "summary.json").read_text())
         family = judge_family(read_history(readings / "history.csv"), THE_CLAMP, summary)
         parts.append(family.assign(data="synthetic", **{"data set": NAMES["synthetic"]},

@@ -78,16 +78,19 @@ def shared_test(summary: dict) -> bool:
     return summary.get("dataset") != "synthetic"
 
 
-def per_point(final: pd.DataFrame, methods, seeds, summary: dict) -> tuple | None:
+def per_point(final: pd.DataFrame, methods, seeds, summary: dict, columns=None) -> tuple | None:
     """Each of ``methods``' per-point 0/1 test errors (seeds × points) at its final epoch
-    (``final``: one row a method and seed), for :func:`~pusupport.book.verdicts.paired_difference`;
-    None where the seeds draw their own test sets or a run did not record them (results
-    trained before they were kept: the interval then holds this test set fixed)."""
-    if not shared_test(summary) or "test_wrong" not in final:
+    (``final``: one row a method and seed; ``columns``: each method's column of them, default
+    "test_wrong", a view's "test_wrong:<view>"), for
+    :func:`~pusupport.book.verdicts.paired_difference`; None where the seeds draw their own
+    test sets or a run did not record them (results trained before they were kept: the
+    interval then holds this test set fixed)."""
+    columns = columns or ["test_wrong"] * len(methods)
+    if not shared_test(summary) or not set(columns) <= set(final):
         return None
-    cells = final.set_index(["method", "seed"]).test_wrong
+    cells = final.set_index(["method", "seed"])
     try:
-        packed = [[cells[m, s] for s in seeds] for m in methods]
+        packed = [[cells.loc[(m, s), c] for s in seeds] for m, c in zip(methods, columns)]
     except KeyError:
         return None
     if not all(isinstance(c, str) for row in packed for c in row):
