@@ -78,14 +78,23 @@ def test_compile_with_bf16_autocast_runs():
                    progress=False, device="cpu", autocast="bf16", compile=True)])
 
 
-def test_the_gpu_layout_table_is_the_gpu_benchmarks_answer():
-    """``make bench DEVICE=cuda`` measured each model's seeds stacked against one run on a
-    GPU: the runtime stacks on CUDA exactly the models it found faster stacked."""
-    bench = json.loads((Path(__file__).parents[1] / "bench" / "results-cuda.json").read_text())
-    assert bench["machine"]["gpu"] and not bench["machine"]["quick"]
-    faster = {model for model, r in bench["models"].items() if r["stacking_speedup"] > 1}
-    assert set(STACKED["cuda", bench["machine"]["gpu"]]) == faster
-    assert set(bench["models"]) >= {"kiryo_cnn", "coteaching_cnn"}
+def test_the_gpu_layout_tables_are_the_gpu_benchmarks_answers():
+    """``make bench DEVICE=cuda`` measured, on each GPU it ran on (H200, H100), each model's
+    seeds stacked against one run and two runs sharing the GPU: the runtime stacks there
+    exactly the models it found faster stacked, and shares the GPU between two runs exactly
+    of the models whose two runs gave more than 1.2× one run's throughput."""
+    benches = sorted((Path(__file__).parents[1] / "bench").glob("results-cuda*.json"))
+    gpus = {json.loads(b.read_text())["machine"]["gpu"] for b in benches}
+    assert gpus == {name for kind, name in STACKED if kind == "cuda"}
+    for found in benches:
+        bench = json.loads(found.read_text())
+        here = "cuda", bench["machine"]["gpu"]
+        assert not bench["machine"]["quick"] and bench["machine"]["commit"]
+        assert set(bench["models"]) >= {"kiryo_cnn", "coteaching_cnn", "mlp"}
+        faster = {model for model, r in bench["models"].items() if r["stacking_speedup"] > 1}
+        assert set(STACKED[here]) == faster and runtime.SETTINGS_STACKED[here] == ()
+        shared = {model for model, r in bench["models"].items() if r["shared_throughput"] > 1.2}
+        assert runtime.SHARED[here] == {model: 2 for model in shared}
 
 
 def test_a_machine_not_measured_borrows_its_device_type_s_layouts_and_says_so(monkeypatch):

@@ -59,22 +59,24 @@ DROPOUT_STREAMS = ("auto", "global", "seeded")
 #: its name. Another machine borrows its device type's measurement (:func:`measured`).
 CPU_MEASURED = ("cpu", "avx512_bf16")
 GPU_MEASURED = ("cuda", "NVIDIA H200")
+H100_MEASURED = ("cuda", "NVIDIA H100 80GB HBM3")
 #: Per machine, the models whose seeds train faster as one stacked network, from
 #: measurements: CPU ``make bench`` (``stacking``): the §4.1 MLP 2.0× faster stacked, the
 #: Fashion-MNIST MLP and CIFAR-10 CNN faster one by one; CUDA ``make bench DEVICE=cuda``
 #: (``bench/results-cuda.json``, H200, ``paper`` settings, 4 seeds): the §4.1 MLP 3.1×
-#: faster stacked, Kiryo's CNN 0.41× and the Co-teaching CNN 0.84× (slower).
-STACKED = {CPU_MEASURED: ("mlp",), GPU_MEASURED: ("mlp",)}
+#: faster stacked, Kiryo's CNN 0.41× and the Co-teaching CNN 0.84× (slower); H100
+#: (``bench/results-cuda-h100.json``): 2.9×, 0.41× and 0.80×.
+STACKED = {CPU_MEASURED: ("mlp",), GPU_MEASURED: ("mlp",), H100_MEASURED: ("mlp",)}
 #: Per machine, the models whose runs differing only in values train as one network of
 #: runs × seeds: none measured faster (CPU ``make bench`` ``readings``: 0.7× as fast; CUDA,
 #: H200: the CIFAR-10 page's aaPU + nnPU × 10 seeds 2.7× slower a member than one run).
-SETTINGS_STACKED = {CPU_MEASURED: (), GPU_MEASURED: ()}
+SETTINGS_STACKED = {CPU_MEASURED: (), GPU_MEASURED: (), H100_MEASURED: ()}
 #: Per machine, how many runs of a model train at once on one GPU (Ray tasks with a
 #: fraction of it; while that many fit its memory), from measurements: two runs sharing an
 #: H200 gave the §4.1 MLP 1.81× one run's throughput, Kiryo's CNN 0.98× and the
 #: Co-teaching CNN 0.92× (``bench/results-cuda.json``: ``shared_throughput``) — the CNNs
-#: one run a GPU.
-SHARED = {GPU_MEASURED: {"mlp": 2}}
+#: one run a GPU; on an H100 1.89×, 1.00× and 0.94×.
+SHARED = {GPU_MEASURED: {"mlp": 2}, H100_MEASURED: {"mlp": 2}}
 
 
 def machine(device_type: str) -> tuple[str, str | None]:
