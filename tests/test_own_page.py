@@ -130,3 +130,29 @@ def test_the_page_at_paper_resumes_a_killed_run_to_the_same_model(tmp_path):
     a = load_model(tmp_path / "out" / "own_data" / "model.pt").model.state_dict()
     b = load_model(tmp_path / "straight" / "own_data" / "model.pt").model.state_dict()
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_the_page_takes_pu_data_as_they_come(tmp_path):
+    """A folder of labelled positives beside an unlabelled pool (no positive_classes): π
+    estimated, never read from labels; the pool ranked into pool_ranking.csv; no test split,
+    so no test error and no purity claimed."""
+    import shutil
+    import pandas as pd
+    folder = digit_folder(tmp_path / "digits", per_class=60)
+    pu = tmp_path / "pu"
+    for k in range(4):
+        for i, image in enumerate(sorted((folder / "train" / str(k)).glob("*.png"))):
+            where = "labeled" if k in (0, 2) and i < 20 else "unlabeled"
+            (pu / where).mkdir(parents=True, exist_ok=True)
+            shutil.copy(image, pu / where / f"{k}_{i}.png")
+    run = run_page(tmp_path, "-p", "image_folder", str(pu))
+    assert run.returncode == 0, run.stderr[-3000:]
+    out = tmp_path / "out" / "own_data"
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["true_prior"] is None and summary["prior_estimate"]["method"] == "BBE"
+    ranking = pd.read_csv(out / "pool_ranking.csv")
+    assert len(ranking) == 200 and ranking.score.is_monotonic_decreasing
+    assert set(ranking.id) == {str(p) for p in (pu / "unlabeled").glob("*.png")}
+    text = (tmp_path / "out.ipynb").read_text()
+    assert "PU data (labelled positives beside an unlabelled pool)" in text
+    assert "there is no labelled test split, so no test error" in text and "truly positive" not in text

@@ -14,7 +14,7 @@ from pathlib import Path
 import warnings
 from importlib.metadata import version
 
-from .words import U_MEANING
+from .words import LABELED_FOLDERS, UNLABELED_FOLDERS, U_MEANING
 
 SIZES = ("small data (U under ten batches): a batch of a tenth of U (at least 16), Adam's rate "
          "1e-3, a tenth of it for the last fifth of the epochs, and a P-vs-U classifier "
@@ -29,11 +29,26 @@ def _positive_int(text: str) -> int:
 
 def _inputs(p: argparse.ArgumentParser) -> None:
     src = p.add_mutually_exclusive_group(required=True)
-    src.add_argument("--images", metavar="DIR", help="image folder: DIR/train/<class>/*, DIR/test/<class>/*")
+    src.add_argument("--images", metavar="DIR", help="image folder: DIR/labeled/* beside DIR/unlabeled/* "
+                     "(optional DIR/test/<class>/*); with --positive: DIR/train/<class>/*, DIR/test/<class>/*")
     src.add_argument("--features", metavar="TABLE", help="feature table (.csv, .parquet, .npy, .npz)")
-    p.add_argument("--label-column", default="label", help="the table's label column (default: label)")
-    p.add_argument("--positive", nargs="+", required=True, help="positive class names (or integers)")
-    p.add_argument("--n-labeled", type=int, help="labelled positives (default: half the training positives)")
+    p.add_argument("--label-column", default="label", help="the table's label column (default: label): "
+                   "1/0, 1/-1 or True/False marking the labelled positives; with --positive, class labels")
+    p.add_argument("--labeled-value", metavar="VALUE", help="the label value that marks the labelled "
+                   "positives, where it is not 1 or True (e.g. a name)")
+    p.add_argument("--empty-is-unlabeled", action="store_true",
+                   help="an empty label cell means unlabelled (else it is an error)")
+    p.add_argument("--labeled-folder", metavar="NAME", help="the folder of labelled positives, if not "
+                   "one of " + ", ".join(LABELED_FOLDERS))
+    p.add_argument("--unlabeled-folder", metavar="NAME", help="the unlabelled pool's folder, if not "
+                   "one of " + ", ".join(UNLABELED_FOLDERS))
+    p.add_argument("--test-positive", default="positive", metavar="NAME",
+                   help="the positive class folder of an optional DIR/test/ (default: positive)")
+    p.add_argument("--positive", nargs="+", help="evaluation mode, for fully labelled data: the "
+                   "classes that count as positive; PU is simulated from them (half their training "
+                   "rows labelled, the rest hidden in U) and scored against the hidden truth")
+    p.add_argument("--n-labeled", type=int, help="evaluation mode: labelled positives (default: half "
+                   "the training positives)")
     p.add_argument("--image-size", type=int, nargs="+", metavar="N", help="resize images to N×N or H W")
     p.add_argument("--skip-unreadable", action="store_true", help="leave unreadable images out (counted)")
     p.add_argument("--data-dir", help="where decoded images are cached (default: $PUSUPPORT_DATA, "
@@ -50,11 +65,18 @@ def parser() -> argparse.ArgumentParser:
     top.add_argument("--version", action="version", version=f"%(prog)s {version('pusupport')}")
     sub = top.add_subparsers(dest="command", required=True)
     train = sub.add_parser("train", help="train a PU classifier and save it",
-                           description=f"{U_MEANING}. Defaults follow the data's size: {SIZES}. "
+                           description="Your data as they come: labelled positives beside an "
+                                       "unlabelled pool (a folder's labeled/ and unlabeled/, or a "
+                                       "table's label column marking the labelled positives); "
+                                       "--positive is the evaluation mode, which simulates PU from "
+                                       f"fully labelled classes. {U_MEANING}. Defaults follow the "
+                                       f"data's size: {SIZES}. "
                                        "The progress bar shows the test error and S, the number of "
                                        "unlabelled points aaPU has selected as positives so far.")
     _inputs(train)
     train.add_argument("--out", required=True, help="where the model is saved (model.pt)")
+    train.add_argument("--ranking", metavar="CSV", help="PU data: write the unlabelled pool ranked by "
+                       "score, most positive first (rank, id, score, probability, predicted)")
     train.add_argument("--prior", type=float, help="π, the positive fraction of U (default: BBE estimate)")
     train.add_argument("--method", default="aapu", metavar="METHOD",
                        help="aapu (default), or another method of pusupport.core.methods, e.g. "

@@ -102,10 +102,12 @@ def estimator_config(own_or_shape, profile: str = "paper", dry_run: int = 0,
 
 def estimate(data: PUData, config: TrainConfig | None = None, seed: int = 0,
              device: str = "auto", trainer=None) -> dict:
-    """BBE and Elkan–Noto estimates of π from the problem's P and U (``trainer``: see
+    """BBE and Elkan–Noto estimates of π from the problem's P and U, the P-vs-U classifier
+    stopped at its best held-out epoch (``select_epoch`` and ``trainer``: see
     :func:`~pusupport.apps.prior.estimate_prior`)."""
-    config = config or estimator_config(tuple(data.x_u.shape))
-    return estimate_prior(data.x_p, data.x_u, config, seed=seed, device=device, trainer=trainer)
+    config = config or estimator_config(tuple(data.x_u.shape), n_rows=len(data.x_p) + len(data.x_u))
+    return estimate_prior(data.x_p, data.x_u, config, seed=seed, device=device, trainer=trainer,
+                          select_epoch=True)
 
 
 def check_method(method: str, prior: float | None = None, spelling: str = "python") -> str:
@@ -241,14 +243,15 @@ def train_config(n_unlabeled: int, model: ModelConfig, method: str = "aapu", epo
     return authors_recipe(cfg)
 
 
-def save(path, result, own: OwnData, data: PUData, positive) -> Path:
-    """Save the trained model with its spec, preprocessing, π, class names and positive classes."""
+def save(path, result, own, data: PUData, positive) -> Path:
+    """Save the trained model with its spec, preprocessing, π, class names and positive
+    classes (``own``: what was read, an :class:`OwnData` or a
+    :class:`~pusupport.apps.pu_data.PUSource`)."""
     cfg = result.config
     from ..core.methods import get_method
     prior = data.prior if get_method(cfg.method).needs_prior else None
     return save_model(path, result.model, cfg.model, tuple(data.x_u.shape[1:]), own.preprocessing,
-                      prior, cfg.method, own.labeled.classes, [str(p) for p in positive],
-                      result.threshold)
+                      prior, cfg.method, own.classes, [str(p) for p in positive], result.threshold)
 
 
 def predictions(saved: SavedModel, x, ids) -> pd.DataFrame:
@@ -256,3 +259,10 @@ def predictions(saved: SavedModel, x, ids) -> pd.DataFrame:
     g = saved.scores(x)
     return pd.DataFrame({"id": ids, "score": g.numpy(), "probability": torch.sigmoid(g).numpy(),
                          "predicted": (g > saved.threshold).long().numpy()})
+
+
+def ranking(saved: SavedModel, x_u, ids) -> pd.DataFrame:
+    """The unlabelled pool ranked by score, most positive first: :func:`predictions` with
+    ``rank`` (1 = the highest score) in front."""
+    table = predictions(saved, x_u, ids).sort_values("score", ascending=False, kind="stable")
+    return table.assign(rank=range(1, len(table) + 1))[["rank", "id", "score", "probability", "predicted"]]

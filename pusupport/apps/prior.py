@@ -145,7 +145,8 @@ ESTIMATOR = {"model": dict(name="mlp"),
                            lr_schedule={}, progress=False)}
 
 
-def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, trainer=None, **overrides) -> dict:
+def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, trainer=None, select_epoch: bool = False,
+                   **overrides) -> dict:
     """Estimate π from labelled positives ``x_p`` and unlabelled ``x_u`` with BBE and Elkan–Noto.
 
     Half of P and of U train a P-vs-U classifier (method ``"pn"`` of the training loop,
@@ -155,7 +156,12 @@ def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, trainer=None, **ov
     Elkan–Noto's probabilities are those of the actual P : U ratio, σ(g + log(n_p/n_u)). Returns
     ``{"BBE": PriorEstimate, "Elkan-Noto": PriorEstimate}``. ``trainer(data, config)``
     trains the classifier (default :func:`~pusupport.core.training.train`; the book's
-    pages pass one that reads it from their run store).
+    pages pass one that reads it from their run store). ``select_epoch``: train it first
+    with the scored halves as a P-vs-U test set, then again to the epoch whose held-out
+    P-vs-U ROC AUC was highest (only P/U labels enter; the same halves are then scored):
+    with few labelled positives the classifier memorises them, held-out positives then look
+    unlabelled and both estimates drift up (scikit-learn's digits as a table, 150 labelled:
+    BBE 0.46 after 2 epochs, 0.58 after 28, against π = 0.456).
     """
     from ..core.config import Settings, merge
     from ..core.problem import supervised
@@ -171,7 +177,13 @@ def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, trainer=None, **ov
     perm_p, perm_u = torch.randperm(len(x_p), generator=gen), torch.randperm(len(x_u), generator=gen)
     p1, p2 = perm_p[: len(x_p) // 2], perm_p[len(x_p) // 2:]
     u1, u2 = perm_u[: len(x_u) // 2], perm_u[len(x_u) // 2:]
-    trained = (trainer or train)(replace(supervised(x_p[p1], x_u[u1], name="P vs U"), prior=0.5), cfg)
+    data = replace(supervised(x_p[p1], x_u[u1], name="P vs U"), prior=0.5)
+    if select_epoch:
+        held = replace(data, x_test=torch.cat([x_p[p2], x_u[u2]]),
+                       y_test=torch.cat([torch.ones(len(p2)), -torch.ones(len(u2))]).long())
+        probe = (trainer or train)(held, merge(cfg, {"eval_every": 1}, "train")).history
+        cfg = merge(cfg, {"epochs": int(probe.epoch[probe.test_auc.idxmax()])}, "train")
+    trained = (trainer or train)(data, cfg)
     net, start = trained.model, time.perf_counter()
     dev = next(net.parameters()).device
     amp = resolve(cfg).bf16

@@ -39,6 +39,10 @@ class OwnData:
     def kind(self) -> str:
         return self.preprocessing["kind"]
 
+    @property
+    def classes(self) -> list:
+        return self.labeled.classes
+
 
 def _missing(path: Path, what: str, layout: list[str] | None = None) -> DatasetNotFoundError:
     root, layout = (path, layout) if layout else (path.parent, [path.name])
@@ -56,11 +60,13 @@ def _separator(path: Path) -> str:
         return ","
 
 
-def read_table(path, label_column: str | None = None, columns=None, spelling: str = "python"):
+def read_table(path, label_column: str | None = None, columns=None, spelling: str = "python",
+               empty_ok: bool = False):
     """(features (n, d) float32, labels or None, feature names, row ids) of a table.
 
     With ``columns`` (a saved model's), exactly those columns are the features; errors name
-    options in the ``spelling`` of :data:`SPELLING`."""
+    options in the ``spelling`` of :data:`SPELLING`; empty labels are an error unless
+    ``empty_ok`` (PU labels, where an empty cell may mean unlabelled)."""
     path = Path(path)
     if not path.is_file():
         raise _missing(path, "feature table")
@@ -92,7 +98,7 @@ def read_table(path, label_column: str | None = None, columns=None, spelling: st
         if columns is None and labels is None:
             raise ValueError(f"{path} has no label column {label_column!r}; its columns are "
                              f"{list(frame.columns)}: pass {SPELLING[spelling]['label_column']}")
-    if labels is not None and labels.isna().any():
+    if labels is not None and labels.isna().any() and not empty_ok:
         rows = [int(i) + 1 for i in np.flatnonzero(labels.isna().to_numpy())]
         raise ValueError(f"{path}: the label column {label_column or 'y'!r} is empty in data row(s) "
                          f"{rows[:5]}{' …' if len(rows) > 5 else ''} (counting from 1, below the "

@@ -3,7 +3,11 @@
 ``PUClassifier().fit(X, s)``: ``s`` marks the labelled positives by 1 as pulearn does —
 1 against 0, 1 against −1, True against False — or, for two labels without a 1 (names, say),
 by the one given as ``positive_label``; π (``prior``) is the positive fraction of
-the unlabelled rows, estimated with BBE when None. It passes scikit-learn's own estimator
+the unlabelled rows, estimated with BBE when None. Whatever the labels,
+``decision_function(X) > 0`` means positive and ``classes_[1]`` is what ``predict`` calls a
+positive: with numeric (or boolean) labels the two values of ``s`` (pulearn's reading, the
+unlabelled value standing for negative), with names ``"negative"`` and ``"positive"`` — a
+point predicted negative is never called "unlabeled". It passes scikit-learn's own estimator
 checks (``tests/test_sklearn.py``) but those that fit on two names without saying which is
 labelled. For model selection without negatives, :func:`lee_liu_score` (scorer
 :func:`lee_liu_scorer`) is Lee & Liu's (2003) recall²/P(ŷ = positive), its recall taken
@@ -68,12 +72,15 @@ class PUClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError(f"Only binary classification is supported. The type of the target "
                              f"is {kind}: PU labels are two classes — the labelled positives (1) "
                              "and the unlabelled points (0)")
-        self.classes_ = np.unique(y)
-        if len(self.classes_) != 2:
-            raise ValueError(f"y holds {len(self.classes_)} class {self.classes_.tolist()}: PU "
+        labels = np.unique(y)
+        if len(labels) != 2:
+            raise ValueError(f"y holds {len(labels)} class {labels.tolist()}: PU "
                              "learning needs both the labelled positives (1) and unlabelled "
                              "points (0)")
-        self.positive_ = _positive(self.classes_, self.positive_label)
+        self.positive_ = _positive(labels, self.positive_label)
+        other = labels[labels != self.positive_]
+        self.classes_ = (np.concatenate([other, [self.positive_]]) if labels.dtype.kind in "biuf"
+                         else np.array(["negative", "positive"]))
         labeled = np.flatnonzero(y == self.positive_)
         spec = as_model_config(self.model)
         base = TrainConfig(method=self.method, model=spec, batch_size=self.batch_size, lr=self.lr,
@@ -99,17 +106,16 @@ class PUClassifier(ClassifierMixin, BaseEstimator):
 
     def decision_function(self, X) -> np.ndarray:
         """g(x) − threshold_ (0 unless the method places its threshold from the training
-        data, as nnPUSB and VPU do), its sign turned so that positive means ``classes_[1]``
-        (scikit-learn's convention) when the labelled positives' label is ``classes_[0]``."""
+        data, as nnPUSB and VPU do): above 0 means positive, ``classes_[1]``."""
         check_is_fitted(self, "model_")
         X = validate_data(self, X, dtype=np.float32, reset=False)
         device = next(self.model_.parameters()).device
         x = torch.from_numpy(np.array(X, dtype=np.float32, order="C"))
-        sign = 1.0 if self.positive_ == self.classes_[1] else -1.0
-        return sign * (model_scores(self.model_, x.to(device)).cpu().numpy() - self.threshold_)
+        return model_scores(self.model_, x.to(device)).cpu().numpy() - self.threshold_
 
     def predict_proba(self, X) -> np.ndarray:
-        """(n, 2), columns in ``classes_`` order: σ(−f(x)), σ(f(x)), f the decision function."""
+        """(n, 2), columns in ``classes_`` order: σ(−f(x)), σ(f(x)), f the decision function;
+        the second, under the logistic loss, the trained risk's estimate of P(y = +1 | x)."""
         p = 1 / (1 + np.exp(-self.decision_function(X).astype(np.float64)))
         return np.column_stack([1 - p, p])
 
@@ -153,4 +159,4 @@ def lee_liu_scorer(estimator, X, s) -> float:
     """The scorer for ``GridSearchCV(..., scoring=lee_liu_scorer)`` with ``y = s``: Lee &
     Liu's score of the estimator's predictions (a pipeline's: its last step's labels)."""
     last = estimator.steps[-1][1] if hasattr(estimator, "steps") else estimator
-    return lee_liu_score(s, estimator.predict(X), last.positive_)
+    return lee_liu_score(np.asarray(s) == last.positive_, estimator.predict(X) == last.classes_[1], True)

@@ -15,3 +15,7 @@ SPELLING = {
                "estimator_epochs": "more estimator epochs (estimator_config(...).epochs)",
                "allow": "the warning", "label_column": "label_column=…"},
 }
+
+#: Folder names recognised (in any case) for the labelled positives and for the pool.
+LABELED_FOLDERS = ("labeled", "labelled", "positive", "positives")
+UNLABELED_FOLDERS = ("unlabeled", "unlabelled", "unknown", "mixed", "pool")

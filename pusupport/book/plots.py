@@ -205,8 +205,12 @@ def curves_beside_images(history: pd.DataFrame, images=None, titles=(), positive
     rows = max(1, -(-len(images) // columns)) if images is not None else 0
     fig = plt.figure(figsize=(7.5, 3.2 + 1.45 * rows), layout="constrained")
     top, bottom = (fig.subfigures(2, 1, height_ratios=[3.2, 1.45 * rows]) if rows else (fig, None))
-    for ax, metric in zip(top.subplots(1, max(1, len(metrics)), squeeze=False).flat, metrics):
+    axes = top.subplots(1, max(1, len(metrics)), squeeze=False).flat
+    for ax, metric in zip(axes, metrics):
         learning_curves(history, metric, ax=ax, ylabel=metric.replace("_", " "))
+    if not metrics:
+        axes[0].axis("off")
+        axes[0].text(0.5, 0.5, "no labelled test split: no test curve", ha="center", va="center")
     if bottom is not None:
         image_grid(images, titles, positive, columns, bottom.subplots(rows, columns, squeeze=False))
     return fig

@@ -26,14 +26,11 @@ def own_data_settings(page: Page) -> dict:
     example = p.get("image_folder") is None and p.get("features") is None
     folder = str(data_root(page.data_dir) / "cifar10-jpeg") if example else p.get("image_folder")
     positive = p.get("positive_classes") or (CIFAR10_POSITIVE if example else None)
-    if not positive:
-        raise ValueError("positive_classes is required with your own data: "
-                         "-y 'positive_classes: [name1, name2]'")
     s, profile = page.settings, page.experiment.resolve(page.dataset, page.profile)[1]
-    return {"image_folder": folder, "features": p.get("features"),
+    return {"image_folder": folder, "features": p.get("features"), "pu": not positive,
             "method": check_method(p.get("method") or "aapu", p.get("prior")),
             "label_column": p.get("label_column") or "label",
-            "positive_classes": [str(c) for c in positive], "image_size": p.get("image_size"),
+            "positive_classes": [str(c) for c in positive or ["positive"]], "image_size": p.get("image_size"),
             "prior": p.get("prior"), "model": None if p.get("model") is None else as_model_config(p["model"]),
             "n_labeled": s.data.n_labeled, "n_unlabeled": s.data.n_unlabeled,
             "train": replace(s.train, device=page.device, seed=page.seeds[0],
@@ -51,32 +48,41 @@ def train_own(page: Page, s: dict, mine, data):
     the page's run store (:meth:`~pusupport.book.page.Page.train`). Returns (the problem
     with π set, the estimate or None, the run's RunResult)."""
     from ...apps import own
-    estimator = own.estimator_config(mine, page.profile, page.settings.train.dry_run,
+    shape = tuple(data.x_u.shape)
+    estimator = own.estimator_config(shape, page.profile, page.settings.train.dry_run,
                                      n_rows=len(data.x_p) + len(data.x_u))
     data, estimate = own.choose_prior(data, s["prior"], estimator, page.seeds[0], page.device,
                                       s["method"], trainer=page.train)
-    config = train_config(len(data.x_u), s["model"] or own.default_model(mine), s["method"],
+    config = train_config(len(data.x_u), s["model"] or own.default_model(shape), s["method"],
                           base=s["train"], **s["given"])
     return data, estimate, page.train(data, config)
 
 
-def result_text(data, true_prior: float, estimate, result, model_path, warning: str = "") -> str:
-    """Markdown: the problem's sizes, π (given, estimated, or not used by the method), the
-    final test error and AUC, what the method selected (if it selects), where the model is."""
+def result_text(data, true_prior: float | None, estimate, result, model_path, warning: str = "",
+                pool=None) -> str:
+    """Markdown: the problem's sizes, π (given, estimated, or not used by the method; beside
+    the labels' where PU was simulated, ``true_prior``), the final test error and AUC where
+    there is a test split, what the method selected (if it selects; its purity where the
+    truth is known), the share of the ranked ``pool`` (PU data) predicted positive, and where
+    the model is."""
     from ...apps.own import describe_estimate
     from ...core.methods import get_method
     method, final = get_method(result.config.method), result.history.iloc[-1]
+    labels = "" if true_prior is None else f"; the labels give {true_prior:.3f}"
     if not method.needs_prior:
-        prior = f"π is not used: {method.label} needs none; the labels give {true_prior:.3f}"
+        prior = f"π is not used: {method.label} needs none{labels}"
     else:
         where = "given" if estimate is None else describe_estimate(estimate)
-        prior = f"π = **{data.prior:.3f}** ({where}); the labels give {true_prior:.3f}"
-    selected = (f" and selected **{len(result.selected)}** unlabelled points, "
-                f"{result.selected.purity:.1%} of them truly positive" if method.selects else "")
+        prior = f"π = **{data.prior:.3f}** ({where}){labels}"
+    purity = "" if true_prior is None else f", {result.selected.purity:.1%} of them truly positive"
+    selected = f" It selected **{len(result.selected)}** unlabelled points{purity}." if method.selects else ""
+    tested = (f" and reaches a test error of **{final.test_error:.4f}** (AUC {final.test_auc:.4f})."
+              if len(data.x_test) else "; there is no labelled test split, so no test error.")
+    share = ("" if pool is None else f" Of the unlabelled pool it calls **{pool.predicted.mean():.1%}** "
+             "positive (against π above); the pool ranked by score is `pool_ranking.csv`.")
     return (f"**{len(data.x_p)}** labelled positives, **{len(data.x_u)}** unlabelled points. "
-            f"{prior}. {method.label} ({result.config.model.name}) reaches a test error of "
-            f"**{final.test_error:.4f}** (AUC {final.test_auc:.4f}){selected}. The model is saved "
-            f"as `{model_path.name}` in the page's results folder."
+            f"{prior}. {method.label} ({result.config.model.name}) is trained{tested}{selected}{share} The "
+            f"model is saved as `{model_path.name}` in the page's results folder."
             + (f"\n\n**Warning:** {warning}" if warning else ""))
 
 
@@ -90,7 +96,9 @@ def input_line(s: dict) -> str:
              "estimated with BBE" if s["prior"] is None else f"given, {s['prior']}")
     model = s["model"].name if s["model"] else "the default for the input"
     size = "" if not s["image_size"] else f"; images resized to {s['image_size']}"
-    return (f"input: {source}; positive classes: {', '.join(s['positive_classes'])}; "
+    kind = ("PU data (labelled positives beside an unlabelled pool)" if s["pu"] else
+            f"positive classes {', '.join(s['positive_classes'])} (PU simulated from them)")
+    return (f"input: {source}; {kind}; "
             f"method: {s['method']}; π: {prior}; model: {model}{size}")
 
 
