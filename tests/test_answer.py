@@ -66,6 +66,9 @@ def test_the_records_answer_covers_the_test_set_and_the_threshold(tmp_path):
     assert (news["interval covers"] == "training randomness and the test set's sampling").all()
     assert news.difference["nnPU at nnPUSB's threshold − nnPU"] < 0
     assert set(table.data) == {"synthetic", "real_20news", "real_fashion_mnist", "real_cifar10"}
+    # average precision beside the ROC AUC: 20 News recorded it; the synthetic record predates it
+    assert news.AP["aaPU − nnPU"] == "-0.0043 [-0.0096, +0.0010]"
+    assert table[(table.data == "synthetic") & (table.label == "aaPU − nnPU")].AP.item() == "not recorded"
 
 
 def test_each_comparison_page_opens_with_its_part_of_the_answer():

@@ -84,7 +84,8 @@ def judge_family(history: pd.DataFrame, comparisons, summary: dict) -> pd.DataFr
     """One row per comparison that ``history`` holds both runs of: the paired difference
     of final test error over their shared seeds (covering the test set where the seeds share
     one and the runs kept their per-point errors), judged jointly with the floor and Δ of
-    the page's ``summary``, and the ROC AUC difference beside it."""
+    the page's ``summary``, and the ROC AUC and average-precision differences beside it
+    (paired over the same seeds, descriptive)."""
     n_test = summary.get("n_test")
     finals = _finals(history)
     runs = set(finals.index.get_level_values("method"))
@@ -93,21 +94,31 @@ def judge_family(history: pd.DataFrame, comparisons, summary: dict) -> pd.DataFr
     if not held:
         return pd.DataFrame()
     seeds = sorted(set.intersection(*(set(finals.loc[r].index) for c in held for r in (c.run, c.baseline))))
-    paireds, margins, aucs = [], [], []
+    paireds, margins, aucs, aps = [], [], [], []
     for c in held:
         a, b = finals.loc[c.run].loc[seeds, c.column], finals.loc[c.baseline].loc[seeds, c.baseline_column]
         wrong = per_point(finals.reset_index(), (c.run, c.baseline), seeds, summary,
                           [x.replace("test_error", "test_wrong") for x in (c.column, c.baseline_column)])
         paireds.append(paired_difference(a, b, wrong))
         margins.append(MARGIN.value(float(b.mean()), n_test))
-        aucs.append(paired_difference(finals.loc[c.run].loc[seeds, "test_auc"],
-                                      finals.loc[c.baseline].loc[seeds, "test_auc"]))
+        aucs.append(_beside(finals, c, seeds, "test_auc"))
+        aps.append(_beside(finals, c, seeds, "test_ap"))
     judged = judge_jointly(paireds, margins, [floor_for(summary)] * len(paireds))
     return pd.DataFrame([{"label": c.label, "what": c.what, "seeds": len(seeds), DIFFERENCE: j.paired.mean,
                           "low": j.low, "high": j.high, "verdict": j.verdict, "judged": j.text(),
                           "interval covers": covers(summary, j),
-                          "AUC difference": a.mean, "ROC AUC": a.interval()}
-                         for c, j, a in zip(held, judged, aucs)])
+                          "AUC difference": a.mean, "ROC AUC": a.interval(),
+                          "AP": ap.interval() if ap else "not recorded"}
+                         for c, j, a, ap in zip(held, judged, aucs, aps)])
+
+
+def _beside(finals: pd.DataFrame, c, seeds, column: str):
+    """The paired difference of ``column`` between a comparison's runs on ``seeds``, or None
+    where a run did not record it (a history from before the metric existed)."""
+    if column not in finals:
+        return None
+    a, b = finals.loc[c.run].loc[seeds, column], finals.loc[c.baseline].loc[seeds, column]
+    return None if a.isna().any() or b.isna().any() else paired_difference(a, b)
 
 
 def clamped(page: str, root: Path = REFERENCE) -> pd.DataFrame | None:
