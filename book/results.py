@@ -62,8 +62,9 @@ COMMITTABLE = ("synthetic", "real_data")
 def _page(name: str, args, seeds=None):
     if args.share > 1 and args.device != "cuda":        # the processes share the CPU's cores
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // args.share))
+    variant = name.partition("-")[2]           # a variant's checkpoints and runs apart from its page's
     return page_at(name, args.profile, seeds=seeds, device=args.device,
-                   output_dir=str(args.output_dir / args.profile),
+                   output_dir=str(args.output_dir / args.profile / (f"variant-{variant}" if variant else "")),
                    **({"data_dir": args.data_dir} if args.data_dir else {}))
 
 

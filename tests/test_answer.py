@@ -3,7 +3,7 @@ committed records and the readings page, and sentences that say only what the ve
 import numpy as np
 import pandas as pd
 
-from pusupport.book.answer import (AT_THE_PAPERS_SCALE, THE_CLAMP, answer_table, answer_text,
+from pusupport.book.answer import (AT_THE_PAPERS_SCALE, GROWING, THE_CLAMP, answer_table, answer_text,
                                    judge_family)
 from pusupport.book.verdicts import INCONCLUSIVE, REPRODUCED, RULED_OUT, judge_jointly, paired_difference
 
@@ -13,13 +13,15 @@ SYNTHETIC = {"dataset": "synthetic", "n_test": 10_000}
 
 
 def _readings(both_gap: float, seeds=range(10)) -> pd.DataFrame:
-    """Final rows of the four runs the clamp's comparisons read (one epoch, per seed)."""
+    """Final rows of the six runs the clamp's comparisons read (one epoch, per seed): both
+    rules, and the clamp with S never re-picked."""
     rng = np.random.default_rng(0)
     rows = []
     for s in seeds:
         base = 0.065 + 0.002 * rng.standard_normal()
         errors = {"nnpu": base, "aapu": base + 0.001, "nnpu correction=clamp": base - 0.011,
-                  "aapu correction=clamp": base - 0.011 + both_gap + 0.0005 * rng.standard_normal()}
+                  "aapu correction=clamp": base - 0.011 + both_gap + 0.0005 * rng.standard_normal(),
+                  f"nnpu {GROWING}": base - 0.011, f"aapu {GROWING}": base - 0.011 + 0.0005 * rng.standard_normal()}
         rows += [{"method": m, "seed": s, "epoch": 1000, "test_error": e, "test_auc": 0.99}
                  for m, e in errors.items()]
     return pd.DataFrame(rows)
@@ -32,12 +34,14 @@ def test_a_family_is_judged_jointly_on_the_seeds_its_runs_share():
     finals = history.set_index(["method", "seed"]).test_error
     paireds = [paired_difference(finals[c.run], finals[c.baseline]) for c in THE_CLAMP]
     margins = [0.1 * finals[c.baseline].mean() for c in THE_CLAMP]
-    expected = judge_jointly(paireds, margins, [2 / 10_000] * 4)
+    expected = judge_jointly(paireds, margins, [2 / 10_000] * len(THE_CLAMP))
     assert list(family.verdict) == [j.verdict for j in expected]
     assert np.allclose(family.low, [j.low for j in expected]) and family.seeds.eq(10).all()
     assert family.verdict.iloc[0] == REPRODUCED                       # the clamp lowers nnPU's error
     # a comparison whose runs or column the history lacks is left out, not guessed
     assert judge_family(history, AT_THE_PAPERS_SCALE, SYNTHETIC).label.tolist() == ["aaPU − nnPU"]
+    without = history[~history.method.str.endswith(GROWING)]
+    assert judge_family(without, THE_CLAMP, SYNTHETIC).label.tolist() == [c.label for c in THE_CLAMP[:4]]
 
 
 def test_the_answer_says_of_s_only_what_the_verdict_allows():

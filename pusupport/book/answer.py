@@ -52,6 +52,8 @@ AT_THE_PAPERS_SCALE = (
     Comparison("nnPU at nnPUSB's threshold − nnPU", "nnpu", "test_error:nnpusb", "nnpu", "test_error",
                "what moving nnPU's threshold alone does"),
 )
+#: The runs of a record with the clamp in both methods and S never re-picked, as named here.
+GROWING = "correction=clamp allow_repick=False"
 #: On the readings page's runs (the synthetic task): the clamp's part.
 THE_CLAMP = (
     Comparison("the clamp in nnPU", "nnpu correction=clamp", "test_error", "nnpu", "test_error",
@@ -62,6 +64,9 @@ THE_CLAMP = (
                "nnpu correction=clamp", "test_error", "what S adds under one rule"),
     Comparison("aaPU clamped − nnPU", "aapu correction=clamp", "test_error", "nnpu", "test_error",
                "the comparison a literal reading of the paper makes"),
+    Comparison("aaPU − nnPU, both clamped, S never re-picked", f"aapu {GROWING}", "test_error",
+               f"nnpu {GROWING}", "test_error",
+               "what S adds when it grows by n_select an epoch instead of re-picking (its largest)"),
 )
 #: A verdict said of a difference that is not a claim of the paper (first − second).
 PLAIN = {REPRODUCED: "lower, shown", SMALLER_GAIN: "lower by less than Δ, shown",
@@ -124,12 +129,17 @@ def _beside(finals: pd.DataFrame, c, seeds, column: str):
 def clamped(page: str, root: Path = REFERENCE) -> pd.DataFrame | None:
     """The record of ``page`` under Kiryo et al.'s rule beside its record with max(0, ·) as a
     plain clamp (``<page>-clamp``), the latter's runs named as the readings name them
-    ("nnpu correction=clamp"), where both are committed and current; else None."""
+    ("nnpu correction=clamp"), where both are committed and current (and the clamp record
+    with S never re-picked, ``<page>-clamp-norepick``, where committed: its runs named
+    with :data:`GROWING`); else None."""
     kiryo, clamp = committed(page, "paper", root), committed(f"{page}-clamp", "paper", root)
     if not (kiryo.current and clamp.current):
         return None
-    return pd.concat([kiryo.history, clamp.history.assign(method=clamp.history.method + " correction=clamp")],
-                     ignore_index=True)
+    parts = [kiryo.history, clamp.history.assign(method=clamp.history.method + " correction=clamp")]
+    growing = committed(f"{page}-clamp-norepick", "paper", root)
+    if growing.current:
+        parts.append(growing.history.assign(method=growing.history.method + f" {GROWING}"))
+    return pd.concat(parts, ignore_index=True)
 
 
 def answer_table(output_dir, root: Path = REFERENCE) -> pd.DataFrame:
@@ -167,6 +177,14 @@ def _said(r: dict, plain: bool = True) -> str:
     return f"{r[DIFFERENCE]:+.4f} [{r['low']:+.4f}, {r['high']:+.4f}], {said}"
 
 
+def _growing(table: pd.DataFrame, data: str) -> str:
+    """The sentence on S growing by n_select an epoch (no re-picks) under the clamp, or ""."""
+    r = _row(table, data, "aaPU − nnPU, both clamped, S never re-picked")
+    return "" if r is None else (f" With S never re-picked — growing by n_select an epoch, the "
+                                 f"largest S can get — aaPU − nnPU, both clamped, is {_said(r)}: "
+                                 f"{_what_s_adds(r)}.")
+
+
 def _what_s_adds(both: dict) -> str:
     """What aaPU − nnPU under one rule allows one to say of S, in the rule's words."""
     if both["verdict"] in (REPRODUCED, SMALLER_GAIN):
@@ -199,7 +217,7 @@ def answer_text(table: pd.DataFrame, claimed: dict) -> str:
                      f"On {names[d]} ({literal['seeds']} seeds, {literal['source']}): aaPU clamped "
                      f"against Kiryo et al.'s nnPU {_said(literal)}; the clamp alone moves nnPU by "
                      f"{_said(clamp)}; with both clamped, aaPU − nnPU is {_said(both)}: "
-                     f"{_what_s_adds(both)}." for d, literal, clamp, both in clamps))
+                     f"{_what_s_adds(both)}." + _growing(table, d) for d, literal, clamp, both in clamps))
     threshold = [(names[d], r, _row(table, d, "nnPU at nnPUSB's threshold − nnPU")) for d in RECORDS
                  if (r := _row(table, d, "aaPU − nnPU at nnPUSB's threshold"))]
     if threshold:

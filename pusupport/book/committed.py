@@ -42,7 +42,8 @@ NOT_RUN = "not run at the paper's settings"
 #: Records of a page with one of its choices changed, committed beside its own as
 #: ``<page>-<variant>`` (``make results PAGES=real_fashion_mnist-clamp``): "clamp", both
 #: methods' max(0, ·) read as a plain clamp (the readings page's reading, at the paper's scale).
-VARIANTS = {"clamp": {"correction": "clamp"}}
+VARIANTS = {"clamp": {"correction": "clamp"},
+            "clamp-norepick": {"correction": "clamp", "allow_repick": False}}
 
 
 def records(pages) -> list[str]:

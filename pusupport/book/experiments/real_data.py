@@ -7,7 +7,8 @@ from ..experiment import OPT_INT, OPT_STR, TRAINING, Experiment, runs_of
 EXPERIMENT = Experiment(
     "real_data", dataset="cifar10", selects=True,
     parameters={"dataset": str, **TRAINING, "n_select": OPT_INT, "select_from": OPT_INT,
-                "n_unlabeled": OPT_INT, "correction": OPT_STR},
+                "n_unlabeled": OPT_INT, "correction": OPT_STR,
+                "allow_repick": (bool, type(None))},
     plan=lambda s: runs_of(["nnpu", "aapu"]),
     pages={"real_cifar10": {"dataset": "cifar10", "title": "Real data: CIFAR-10"},
            "real_cifar100": {"dataset": "cifar100", "title": "Real data: CIFAR-100"},
