@@ -82,10 +82,11 @@ def test_pulearn_s_conventions_or_a_positive_label(blobs):
         other = PUClassifier(prior=0.3, **FAST).fit(X, labels)
         assert other.positive_ == labels.max()
         assert np.array_equal(other.predict(X) == labels.max(), zero_one.predict(X) == 1)
-    words = np.where(s == 1, "labeled", "unlabeled")
-    with pytest.raises(ValueError, match=r"labels \['labeled', 'unlabeled'\]: say which marks the "
+    words = np.where(s == 1, "labeled", "unlabeled")        # the command line's names: recognised
+    assert PUClassifier(prior=0.3, **FAST).fit(X, words).positive_ == "labeled"
+    with pytest.raises(ValueError, match=r"labels \['P', 'U'\]: say which marks the "
                                          r"labelled positives with positive_label="):
-        PUClassifier(prior=0.3, **FAST).fit(X, words)
+        PUClassifier(prior=0.3, **FAST).fit(X, np.where(s == 1, "P", "U"))
     with pytest.raises(ValueError, match=r"positive_label='yes' is not one of the labels"):
         PUClassifier(prior=0.3, positive_label="yes", **FAST).fit(X, words)
     with pytest.raises(ValueError, match="positive_label="):
