@@ -5,7 +5,7 @@ import pandas as pd
 
 from pusupport.book.answer import (AT_THE_PAPERS_SCALE, GROWING, THE_CLAMP, answer_table, answer_text,
                                    judge_family)
-from pusupport.book.verdicts import INCONCLUSIVE, REPRODUCED, RULED_OUT, judge_jointly, paired_difference
+from pusupport.book.verdicts import CONTRADICTED, INCONCLUSIVE, REPRODUCED, RULED_OUT, judge_jointly, paired_difference
 
 
 #: The summary of a synthetic page: its seeds draw their own test sets of 10,000 points.
@@ -57,6 +57,9 @@ def test_the_answer_says_of_s_only_what_the_verdict_allows():
     table, text = said(0.0)
     assert table.set_index("label").verdict["aaPU − nnPU, both clamped"] in (RULED_OUT, INCONCLUSIVE)
     assert "S still adds" not in text and "the clamp alone moves nnPU by -0.01" in text
+    table, text = said(0.02)                                          # S raises the error
+    assert table.set_index("label").verdict["aaPU − nnPU, both clamped"] == CONTRADICTED
+    assert "under one rule S raises aaPU's error, shown" in text and "S still adds" not in text
     assert answer_text(pd.DataFrame(), claimed).startswith("Nothing to answer from yet")
 
 
@@ -64,9 +67,9 @@ def test_the_records_answer_covers_the_test_set_and_the_threshold(tmp_path):
     """On the committed 20 News record: the three threshold comparisons, their intervals
     covering the test set's sampling (per-point errors kept); no readings page here."""
     table = answer_table(tmp_path)
-    news = table[table.data == "real_20news"].set_index("label")
-    assert list(news.index) == [c.label for c in AT_THE_PAPERS_SCALE]
-    assert (news.source == "committed at the paper's settings").all() and (news.seeds == 10).all()
+    news = table[(table.data == "real_20news") & (table.source == "committed at the paper's settings")]
+    news = news.set_index("label")
+    assert list(news.index) == [c.label for c in AT_THE_PAPERS_SCALE] and (news.seeds == 10).all()
     assert (news["interval covers"] == "training randomness and the test set's sampling").all()
     assert news.difference["nnPU at nnPUSB's threshold − nnPU"] < 0
     assert set(table.data) == {"synthetic", "real_20news", "real_fashion_mnist", "real_cifar10"}

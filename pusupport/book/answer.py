@@ -191,6 +191,8 @@ def _what_s_adds(both: dict) -> str:
         return "under one rule S still adds a gain shown"
     if both["verdict"] == RULED_OUT:
         return "no effect of S of Δ or more"
+    if both["verdict"] in (CONTRADICTED, SMALLER_LOSS):
+        return "under one rule S raises aaPU's error, shown"
     if both["verdict"] == INCONCLUSIVE:
         return "no gain from S is shown under one rule, nor one of Δ ruled out at these seeds"
     return f"no verdict on what S adds under one rule ({both['judged']})"
