@@ -340,8 +340,10 @@ def test_own_data_page_parameters():
         resolve_page("own_data", **params("own_data", prior="0.3"))
     with pytest.raises(TypeError, match="parameter image_size=.*expected int or list or None"):
         resolve_page("own_data", **params("own_data", image_size="32"))
-    with pytest.raises(ValueError, match="positive_classes is required with your own data"):
-        own_data_settings(resolve_page("own_data", **params("own_data", features="t.csv")))
+    # without positive_classes your data are read as PU (labelled positives beside a pool)
+    assert own_data_settings(resolve_page("own_data", **params("own_data", features="t.csv")))["pu"]
+    assert not own_data_settings(resolve_page("own_data", **params("own_data", features="t.csv",
+                                                                    positive_classes=[1])))["pu"]
     with pytest.raises(ValueError, match="image_folder or features, not both"):
         own_data_settings(resolve_page("own_data", **params("own_data", features="t", image_folder="d")))
 

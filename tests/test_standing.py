@@ -43,7 +43,8 @@ def test_each_data_set_runs_at_its_comparison_page_settings_and_seeds():
         own = resolve_page(name if d == "synthetic" else "real_data", profile="cpu", device="cpu",
                            seeds=None, data_dir=None, output_dir="results", dry_run=0,
                            checkpoints=None, runner=None, epochs=None, lr=None, n_select=None,
-                           select_from=None, correction=None, **({} if d == "synthetic" else
+                           select_from=None, correction=None, allow_repick=None,
+                           **({} if d == "synthetic" else
                                                 {"dataset": d, "n_unlabeled": None}))
         assert there.name == name and there.fingerprint() == own.fingerprint()
     assert comparison_page(page, "cifar10", [3, 4]).seeds == [3, 4]
