@@ -114,6 +114,10 @@ def test_folder_names_and_their_errors(tmp_path, capsys):
     msg = error_of(capsys, "train", "--images", tmp_path / "d", "--labeled-folder", "nope",
                    "--unlabeled-folder", "mine", "--out", tmp_path / "m.pt")
     assert msg.startswith("pusupport train: error: --labeled-folder nope: ") and "has no such folder" in msg
+    (tmp_path / "d" / "test" / "positive").mkdir(parents=True)          # a test split without images
+    msg = error_of(capsys, "train", "--images", tmp_path / "d", "--labeled-folder", "Labelled",
+                   "--unlabeled-folder", "mine", "--out", tmp_path / "m.pt")
+    assert "test holds no images: add a labelled test split there, or remove test/" in msg
 
 
 def test_pu_label_columns_and_their_errors(tmp_path, capsys):

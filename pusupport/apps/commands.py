@@ -92,7 +92,7 @@ def train_model(args) -> None:
                            seed=args.seed, **given)
     print(f"{len(problem.x_p)} labelled positives, {len(problem.x_u)} unlabelled, "
           f"{len(problem.x_test)} test rows"
-          f"{f' ({reading.TEST_FRACTION:.0%} of the table, held out: it has no test split)' if getattr(data, 'held_out', False) else ''}; "
+          f"{f' ({reading.TEST_FRACTION:.0%} of the table, held out: it has no test split)' if data.held_out else ''}; "
           f"{cfg.method} with {cfg.model.name} for {cfg.epochs} epochs (batch {cfg.batch_size}, "
           f"lr {cfg.lr:g}), " + (f"π = {problem.prior:.3f}" if needs_prior else "no π"))
     result = train(problem, cfg)

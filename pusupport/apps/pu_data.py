@@ -41,6 +41,7 @@ class PUSource:
     preprocessing: dict
     source: str
     classes = CLASSES
+    held_out = False            # a test split is yours or none: no rows are held out of a PU pool
 
     @property
     def kind(self) -> str:
@@ -72,8 +73,6 @@ def _folder(root: Path, given: str | None, names: tuple, what: str, option: str)
 
 def _decode(files, image_size, skip_unreadable: bool):
     from ..data.images import decode_images
-    if not files:
-        return None, []
     x, kept = decode_images(files, image_size, skip_unreadable)
     return x, [files[i] for i in kept]
 
@@ -112,6 +111,9 @@ def _read_test(folder: Path, positive: str, shape: tuple, skip_unreadable: bool)
                          "--test-positive NAME, or remove test/ to train without a test split")
     files = {name: image_files(d) for name, d in classes.items()}
     ordered = [f for name in sorted(files) for f in files[name]]
+    if not ordered:
+        raise ValueError(f"{folder} holds no images: add a labelled test split there, or remove "
+                         "test/ to train without one")
     x, kept = _decode(ordered, shape[1:], skip_unreadable)
     positives = set(files[positive.lower()])
     return _channels(x, shape[0]), torch.tensor([1 if f in positives else -1 for f in kept])
@@ -135,8 +137,7 @@ def _marks(labels: pd.Series, labeled_value, empty_is_unlabeled: bool, path: Pat
             raise ValueError(f"{path}: no row is labelled {labeled_value!r} (the label column holds "
                              f"{values}): give the value that marks the labelled positives")
     else:
-        known = [v for v in values if v in LABELED_MARKS]
-        mark = known[0] if len(known) == 1 and all(v in LABELED_MARKS + UNLABELED_MARKS for v in values) else None
+        mark = recognised_mark(values)
     if mark is None or len(values) > 2:
         raise ValueError(f"{path}: the label column holds {values[:6]}{' …' if len(values) > 6 else ''}; "
                          "PU labels have two values, one marking the labelled positives (1/0, 1/-1, "
@@ -144,6 +145,15 @@ def _marks(labels: pd.Series, labeled_value, empty_is_unlabeled: bool, path: Pat
                          "Fully labelled classes? Simulate PU from them with --positive CLASS "
                          "(evaluation mode)")
     return (text == mark).to_numpy() & ~empty
+
+
+def recognised_mark(values) -> str | None:
+    """Of two label values (as lower-case text), the one recognised as marking the labelled
+    positives (:data:`LABELED_MARKS`) where the other is recognised as unlabelled; else None."""
+    values = [str(v).strip().lower() for v in values]
+    known = [v for v in values if v in LABELED_MARKS]
+    return known[0] if len(values) == 2 and len(known) == 1 and all(
+        v in LABELED_MARKS + UNLABELED_MARKS for v in values) else None
 
 
 def _read_table(path: Path, label_column: str, labeled_value, empty_is_unlabeled: bool,

@@ -135,7 +135,7 @@ def _positive(classes: np.ndarray, given):
     "auto" the number 1 (or True), pulearn's mark of the labelled positives (1/0, 1/−1,
     True/False; 1.0 of a float column too), or the names the command line recognises
     ("labeled" against "unlabeled", say: :data:`~pusupport.apps.pu_data.LABELED_MARKS`)."""
-    from .pu_data import LABELED_MARKS, UNLABELED_MARKS
+    from .pu_data import recognised_mark
     if given != "auto":
         if given not in classes.tolist():
             raise ValueError(f"positive_label={given!r} is not one of the labels {classes.tolist()}")
@@ -143,9 +143,8 @@ def _positive(classes: np.ndarray, given):
     if classes.dtype.kind in "biuf" and 1 in classes.tolist():
         return classes[classes == 1][0]
     names = [str(c).strip().lower() for c in classes]
-    if sorted(n in LABELED_MARKS for n in names) == [False, True] and all(
-            n in LABELED_MARKS + UNLABELED_MARKS for n in names):
-        return classes[[n in LABELED_MARKS for n in names]][0]
+    if (mark := recognised_mark(names)) is not None:
+        return classes[names.index(mark)]
     raise ValueError(f"labels {classes.tolist()}: say which marks the labelled positives with "
                      "positive_label=..., or mark them 1 (pulearn's 1/0, 1/−1 or True/False)")
 
