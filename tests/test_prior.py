@@ -32,6 +32,26 @@ def test_bbe_on_oracle_scores():
     assert abs(est.estimate - 0.3) < 0.03 and est.low < 0.3 < est.high
 
 
+def test_bbe_counts_tied_scores_on_both_sides():
+    """Hand-computed: P scores (2, 2, 0), U scores (2, 0, 0, 0, 0, 0, 0, 0). At t = 2,
+    q_p = 2/3 and q_u = 1/8 (ties count as ≥ t on both sides), so π̂ = 3/16."""
+    est = bbe_from_scores(torch.tensor([2.0, 2.0, 0.0]), torch.tensor([2.0] + [0.0] * 7), delta=0.9)
+    assert est.estimate == pytest.approx(3 / 16)
+
+
+def test_the_p_vs_u_classifier_is_scored_in_float32_whatever_it_trained_in(monkeypatch):
+    """Trained under bfloat16 autocast, its scores still rank every held-out point apart:
+    bfloat16's 8-bit mantissa would tie many at the top, where BBE reads."""
+    import pusupport.apps.prior as prior_module
+    seen = {}
+    real = prior_module.bbe_from_scores
+    monkeypatch.setattr(prior_module, "bbe_from_scores",
+                        lambda g_p, g_u, delta: seen.update(g=torch.cat([g_p, g_u])) or real(g_p, g_u, delta))
+    x_p, x_u = mixture(0.4, n_p=200, n_u=800)
+    estimate_prior(x_p, x_u, model="mlp", epochs=2, device="cpu", autocast="bf16")
+    assert seen["g"].dtype == torch.float32 and len(torch.unique(seen["g"])) == len(seen["g"]) == 500
+
+
 def test_elkan_noto_recovers_the_prior_on_separable_scores():
     # A perfect P-vs-U posterior on positives is n_p / (n_p + n_u·π).
     n_p, n_u, prior = 1000, 4000, 0.25
