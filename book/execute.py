@@ -39,6 +39,7 @@ from pathlib import Path
 import jupytext
 import nbformat
 import papermill
+import yaml
 
 from pusupport.book.committed import pages_committed
 from pusupport.book.registry import book_pages
@@ -269,6 +270,33 @@ def earlier_times(timed: Path, profile: str) -> dict:
     return json.loads(reference.read_text())["pages"] if reference.exists() else {}
 
 
+#: The parameters every page shares with the build, each set by its own option.
+SHARED = {"profile": "--profile", "device": "--device", "output_dir": "--output-dir",
+          "data_dir": "--data-dir", "dry_run": "--dry-run", "runner": "--workers"}
+
+
+def page_parameters(given: list[str], only, error) -> dict:
+    """{name: value} of ``--set NAME=VALUE`` options, each value read as YAML (as papermill's
+    ``-y``); the page's first cell refuses a name it does not have. ``error``: how to refuse
+    a malformed option (it names the fix)."""
+    if given and not only:
+        error("--set changes a page's own parameters: name the page with --only PAGE")
+    out = {}
+    for item in given:
+        name, sep, text = item.partition("=")
+        name = name.strip()
+        if not sep or not name.isidentifier():
+            error(f"--set {item!r}: write NAME=VALUE, e.g. --set 'seeds=[0, 1, 2]'")
+        if name in SHARED:
+            error(f"--set {name}=…: use {SHARED[name]} for that")
+        try:
+            out[name] = yaml.safe_load(text)
+        except yaml.YAMLError as err:
+            error(f"--set {item!r}: the value is not YAML ({str(err).splitlines()[0]}); quote lists, "
+                  "e.g. --set 'seeds=[0, 1, 2]'")
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"])
@@ -280,6 +308,9 @@ def main(argv=None) -> int:
     ap.add_argument("--pages-file", type=Path, default=None,
                     help="a JSON list of pages ({page, notebook, parameters}) to execute instead of "
                          "the book's")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", dest="given",
+                    help="one of the --only pages' own parameters (its first cell lists them), the "
+                         "value read as YAML, e.g. --set 'seeds=[0, 1, 2]' --set n_select=5; repeatable")
     ap.add_argument("--no-build", action="store_true", help="execute only; do not render")
     ap.add_argument("--dry-run", type=int, default=0, choices=range(4), metavar="N",
                     help="1–3: prove each page's settings (e.g. --profile paper) in minutes: the "
@@ -294,7 +325,9 @@ def main(argv=None) -> int:
         ap.error("--workers must be 1 (serial) or more (Ray)")
     prepare(args.book_dir)
     listed = json.loads(args.pages_file.read_text()) if args.pages_file else book_pages()
-    selected = [p for p in listed if not args.only or p["page"] in args.only]
+    given = page_parameters(args.given, args.only, ap.error)
+    selected = [{**p, "parameters": {**p["parameters"], **given}}
+                for p in listed if not args.only or p["page"] in args.only]
     kwargs = {"book_dir": args.book_dir.resolve(), "profile": args.profile,
               "output_dir": args.output_dir.resolve(), "data_dir": args.data_dir,
               "device": args.device, "dry_run": args.dry_run}

@@ -265,3 +265,26 @@ def test_a_misspelt_papermill_parameter_fails_the_first_cell_with_the_valid_name
     assert run.returncode != 0 and "unknown parameter(s) ['profle']" in said
     assert "the valid parameters are [" in said and "'profile'" in said
     assert not (tmp_path / "results").exists()                      # nothing ran
+
+
+def test_a_page_s_own_parameters_are_set_in_the_one_command(tmp_path, monkeypatch):
+    """`--set NAME=VALUE` (YAML values) reaches the --only page's parameters; a malformed or
+    build-wide one is refused naming the fix, before any page runs."""
+    ran = []
+    monkeypatch.setattr(execute, "run_serial", lambda selected, kwargs, progress: ran.extend(selected) or {})
+    assert execute.main(["--only", "synthetic", "--profile", "smoke", "--no-build", "--book-dir",
+                         str(tmp_path / "book"), "--output-dir", str(tmp_path / "results"),
+                         "--set", "seeds=[0, 1]", "--set", "n_select=3"]) == 0
+    assert [p["page"] for p in ran] == ["synthetic"]
+    assert ran[0]["parameters"]["seeds"] == [0, 1] and ran[0]["parameters"]["n_select"] == 3
+
+    def refused(*given):
+        errors = []
+        execute.page_parameters(list(given), ["synthetic"], errors.append)
+        return errors
+    assert refused("profile=paper") == ["--set profile=…: use --profile for that"]
+    assert refused("seeds") == ["--set 'seeds': write NAME=VALUE, e.g. --set 'seeds=[0, 1, 2]'"]
+    assert refused("seeds=[0,")[0].startswith("--set 'seeds=[0,': the value is not YAML")
+    errors = []
+    execute.page_parameters(["seeds=[0]"], None, errors.append)
+    assert errors == ["--set changes a page's own parameters: name the page with --only PAGE"]
