@@ -25,7 +25,7 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import own
-from ..core.config import TrainConfig, as_model_config
+from ..core.config import as_model_config
 from ..core.methods import get_method, usable_methods
 from ..core.problem import from_arrays
 from ..core.models import predict as model_scores
@@ -35,16 +35,18 @@ from ..core.training import train
 class PUClassifier(ClassifierMixin, BaseEstimator):
     """A PU classifier g trained with ``method`` (default aaPU) on dense features.
 
-    ``model``: a model name or dict of ModelConfig fields ("mlp", the §4.1 MLP, by
-    default). ``prior=None`` estimates π in ``fit`` (BBE, ``estimator_epochs`` epochs)
-    and stores it in ``prior_``; ``prior_estimate_`` holds the interval. A method that
+    ``model``: a model name or dict of ModelConfig fields. Left None, ``model``,
+    ``epochs``, ``batch_size``, ``lr``, ``weight_decay`` and ``estimator_epochs`` are what
+    ``pusupport train`` chooses for the data's size (:func:`~pusupport.apps.own.train_config`).
+    ``prior=None`` estimates π in ``fit`` (BBE, the P-vs-U classifier stopped at its best
+    held-out epoch) and stores it in ``prior_``; ``prior_estimate_`` holds the interval. A method that
     never reads π (``method="vpu"``) estimates none: ``prior_`` is None.
     ``positive_label``: the label of the labelled positives ("auto": 1 or True, in
     pulearn's conventions); ``positive_`` holds it after ``fit``.
     """
 
-    def __init__(self, method="aapu", prior=None, model="mlp", epochs=20, batch_size=128, lr=1e-3,
-                 weight_decay=1e-4, estimator_epochs=20, device="cpu", seed=0, progress=False,
+    def __init__(self, method="aapu", prior=None, model=None, epochs=None, batch_size=None, lr=None,
+                 weight_decay=None, estimator_epochs=None, device="cpu", seed=0, progress=False,
                  positive_label="auto"):
         self.method = method
         self.prior = prior
@@ -82,22 +84,23 @@ class PUClassifier(ClassifierMixin, BaseEstimator):
         self.classes_ = (np.concatenate([other, [self.positive_]]) if labels.dtype.kind in "biuf"
                          else np.array(["negative", "positive"]))
         labeled = np.flatnonzero(y == self.positive_)
-        spec = as_model_config(self.model)
-        base = TrainConfig(method=self.method, model=spec, batch_size=self.batch_size, lr=self.lr,
-                           lr_schedule={}, weight_decay=self.weight_decay, device=self.device,
-                           seed=self.seed, progress=self.progress)
+        spec = own.default_model(X.shape) if self.model is None else as_model_config(self.model)
         data = from_arrays(X, labeled, prior=0.5)      # π placeholder until given or estimated
         if get_method(self.method).needs_prior:
-            config = replace(own.estimator_config(X.shape), epochs=self.estimator_epochs)
+            config = own.estimator_config(X.shape, n_rows=len(X))
+            if self.estimator_epochs is not None:
+                config = replace(config, epochs=self.estimator_epochs)
             data, self.prior_estimate_ = own.choose_prior(data, self.prior, config, self.seed,
                                                           self.device)
             self.prior_ = data.prior
         else:                                         # VPU: no π given, none estimated
             self.prior_, self.prior_estimate_ = None, None
-        cfg = own.train_config(len(data.x_u), spec, self.method, self.epochs, base=base,
-                               batch_size=self.batch_size, lr=self.lr)
+        given = {k: v for k, v in (("batch_size", self.batch_size), ("lr", self.lr),
+                                   ("weight_decay", self.weight_decay)) if v is not None}
+        cfg = own.train_config(len(data.x_u), spec, self.method, self.epochs, device=self.device,
+                               seed=self.seed, progress=self.progress, **given)
         result = train(data, cfg)
-        self.model_, self.history_ = result.model.eval(), result.history
+        self.model_, self.history_, self.config_ = result.model.eval(), result.history, cfg
         self.threshold_ = result.threshold
         problem = own.check_trained(result, data)      # the command line refuses such a model
         if problem:
