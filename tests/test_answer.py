@@ -3,8 +3,8 @@ committed records and the readings page, and sentences that say only what the ve
 import numpy as np
 import pandas as pd
 
-from pusupport.book.answer import (AT_THE_PAPERS_SCALE, GROWING, THE_CLAMP, answer_table, answer_text,
-                                   judge_family)
+from pusupport.book.answer import (AT_THE_PAPERS_SCALE, BOTH_AT_ONE, GROWING, THE_CLAMP, answer_table,
+                                   answer_text, decomposition, judge_family)
 from pusupport.book.verdicts import CONTRADICTED, INCONCLUSIVE, REPRODUCED, RULED_OUT, judge_jointly, paired_difference
 
 
@@ -44,6 +44,28 @@ def test_a_family_is_judged_jointly_on_the_seeds_its_runs_share():
     assert judge_family(without, THE_CLAMP, SYNTHETIC).label.tolist() == [c.label for c in THE_CLAMP[:4]]
 
 
+def test_a_record_scoring_both_methods_at_one_threshold_splits_the_difference():
+    """aaPU's difference at its own threshold, less the same with both at nnPUSB's: the
+    threshold's part. Here aaPU's own threshold costs it 0.006 and the rankings are equal."""
+    rng = np.random.default_rng(1)
+    rows = []
+    for s in range(10):
+        base = 0.065 + 0.002 * rng.standard_normal()
+        common = base - 0.004 + 0.0003 * rng.standard_normal()
+        rows += [{"method": "nnpu", "seed": s, "epoch": 9, "test_error": base,
+                  "test_error:nnpusb": common, "test_auc": 0.99},
+                 {"method": "aapu", "seed": s, "epoch": 9, "test_error": base + 0.006,
+                  "test_error:nnpusb": common + 0.0003 * rng.standard_normal(), "test_auc": 0.99}]
+    family = judge_family(pd.DataFrame(rows), AT_THE_PAPERS_SCALE, SYNTHETIC)
+    assert family.label.tolist() == [c.label for c in AT_THE_PAPERS_SCALE]
+    table = family.assign(data="synthetic", **{"data set": "synthetic"}, source="test")
+    split = decomposition(table).iloc[0]
+    own, one = (table.set_index("label")["difference"][k] for k in ("aaPU − nnPU", BOTH_AT_ONE))
+    assert split["the threshold's part"] == f"{own - one:+.4f}" and abs(own - one - 0.006) < 0.001
+    assert split["both at one threshold (ranking)"].startswith(f"{one:+.4f} [")
+    assert decomposition(table[table.label != BOTH_AT_ONE]).empty       # an older record: no split
+
+
 def test_the_answer_says_of_s_only_what_the_verdict_allows():
     claimed = {"synthetic": "a gain of Δ ruled out: no gain of Δ = 0.0065 or more — Re-judged …"}
 
@@ -64,12 +86,14 @@ def test_the_answer_says_of_s_only_what_the_verdict_allows():
 
 
 def test_the_records_answer_covers_the_test_set_and_the_threshold(tmp_path):
-    """On the committed 20 News record: the three threshold comparisons, their intervals
-    covering the test set's sampling (per-point errors kept); no readings page here."""
+    """On the committed 20 News record: the three threshold comparisons it can give (it
+    predates aaPU's common-threshold score), their intervals covering the test set's
+    sampling (per-point errors kept); no readings page here."""
     table = answer_table(tmp_path)
     news = table[(table.data == "real_20news") & (table.source == "committed at the paper's settings")]
     news = news.set_index("label")
-    assert list(news.index) == [c.label for c in AT_THE_PAPERS_SCALE] and (news.seeds == 10).all()
+    assert list(news.index) == [c.label for c in AT_THE_PAPERS_SCALE if c.label != BOTH_AT_ONE]
+    assert (news.seeds == 10).all()
     assert (news["interval covers"] == "training randomness and the test set's sampling").all()
     assert news.difference["nnPU at nnPUSB's threshold − nnPU"] < 0
     assert set(table.data) == {"synthetic", "real_20news", "real_fashion_mnist", "real_cifar10"}

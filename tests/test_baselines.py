@@ -74,9 +74,11 @@ def test_nnpu_sigmoid_is_nnpu_with_the_sigmoid_loss():
     a = train(data(0), method="nnpu_sigmoid", **CFG)
     b = train(data(0), method="nnpu", loss="sigmoid", **CFG)
     views = [c for c in b.history if ":" in c]                    # nnPU's run also gives nnPUSB's
-    assert len(views) == 4
-    pd.testing.assert_frame_equal(a.history.drop(columns=["method", "wall_time"]),
+    common = [c for c in a.history if ":" in c]                   # every run: the common threshold
+    assert len(views) == 4 and common == ["test_error:nnpusb", "test_wrong:nnpusb"]
+    pd.testing.assert_frame_equal(a.history.drop(columns=["method", "wall_time", *common]),
                                   b.history.drop(columns=["method", "wall_time", *views]))
+    pd.testing.assert_frame_equal(a.history[common], b.history[common])
 
 
 def test_vpu_never_reads_the_prior():

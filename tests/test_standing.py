@@ -132,6 +132,21 @@ def test_nnpusbs_two_thresholds_are_read_from_nnpus_final_epoch():
     assert standing_views.nnpusb_thresholds(known_history()).empty          # trained before the views
 
 
+def test_every_method_that_reads_the_prior_is_shown_at_one_threshold_beside_its_own():
+    """The common threshold's error beside each method's own and its ROC AUC; VPU reads no
+    π, so it has none; a history from before the view has no table."""
+    from pusupport.core.methods import view_column
+    history = known_history(n_seeds=2)
+    last = (history.epoch == 2) & history.method.isin(["aapu", "nnpu", "aapu_oracle"])
+    history.loc[last, view_column("nnpusb")] = 0.09
+    table = standing_views.at_one_threshold(history)
+    row = table.loc["aaPU"]["synthetic"]
+    assert list(row.index) == ["own threshold", "one threshold", "ROC AUC"] and row["one threshold"] == 0.09
+    assert row["own threshold"] == round(history[(history.method == "aapu") & (history.epoch == 2)].test_error.mean(), 4)
+    assert np.isnan(table.loc["VPU"]["synthetic"]["one threshold"])
+    assert standing_views.at_one_threshold(known_history()).empty
+
+
 def test_the_forest_plot_has_a_panel_per_data_set_and_metric_coloured_by_outcome():
     import matplotlib
     matplotlib.use("Agg")

@@ -40,7 +40,8 @@ def test_history_is_tidy_and_selection_follows_schedule(data):
     h = train(data, method="aapu", **FAST).history
     assert list(h.columns) == ["method", "seed", "epoch", "lr", "risk", "risk_positive",
                                "risk_negative", "corrected_fraction", "test_error", "test_auc",
-                               "test_ap", "n_selected", "purity", "wall_time", "test_wrong"]
+                               "test_ap", "n_selected", "purity", "wall_time",
+                               "test_error:nnpusb", "test_wrong:nnpusb", "test_wrong"]
     assert h.epoch.tolist() == list(range(1, 7))
     assert h.n_selected.tolist()[:2] == [0, 0]            # nothing before select_from
     sizes = h.n_selected.tolist()

@@ -43,10 +43,16 @@ class Comparison:
     what: str
 
 
+#: aaPU − nnPU with both scored at nnPUSB's threshold (records since every run that reads π
+#: is also scored there; older ones hold it for nnPU alone and skip this comparison).
+BOTH_AT_ONE = "aaPU − nnPU, both at nnPUSB's threshold"
 #: On a committed paper-scale record: the threshold's part of aaPU's difference.
 AT_THE_PAPERS_SCALE = (
     Comparison("aaPU − nnPU", "aapu", "test_error", "nnpu", "test_error",
                "the paper's comparison, both at the threshold 0"),
+    Comparison(BOTH_AT_ONE, "aapu", "test_error:nnpusb", "nnpu", "test_error:nnpusb",
+               "both scored at one label-free threshold (the training U's (1 − π)-quantile): "
+               "the ranking's part of the difference"),
     Comparison("aaPU − nnPU at nnPUSB's threshold", "aapu", "test_error", "nnpu", "test_error:nnpusb",
                "aaPU against nnPU scored at a label-free threshold (the training U's (1 − π)-quantile)"),
     Comparison("nnPU at nnPUSB's threshold − nnPU", "nnpu", "test_error:nnpusb", "nnpu", "test_error",
@@ -115,6 +121,25 @@ def judge_family(history: pd.DataFrame, comparisons, summary: dict) -> pd.DataFr
                           "AUC difference": a.mean, "ROC AUC": a.interval(),
                           "AP": ap.interval() if ap else "not recorded"}
                          for c, j, a, ap in zip(held, judged, aucs, aps)])
+
+
+def decomposition(table: pd.DataFrame) -> pd.DataFrame:
+    """Per data set whose record scores both methods at the common threshold: aaPU − nnPU at
+    each method's own threshold, the same with both at nnPUSB's (the ranking's part), their
+    difference (the threshold's part: how much of aaPU's difference one label-free
+    threshold removes), and the ROC AUC difference, each as its family judged it."""
+    rows = []
+    for (data, source), family in table.groupby(["data set", "source"], sort=False):
+        own, one = (family[family.label == label] for label in ("aaPU − nnPU", BOTH_AT_ONE))
+        if own.empty or one.empty:
+            continue
+        own, one = own.iloc[0], one.iloc[0]
+        rows.append({"data set": data, "seeds": own.seeds,
+                     "aaPU − nnPU": f"{own[DIFFERENCE]:+.4f} [{own.low:+.4f}, {own.high:+.4f}]",
+                     "both at one threshold (ranking)": f"{one[DIFFERENCE]:+.4f} [{one.low:+.4f}, {one.high:+.4f}]",
+                     "the threshold's part": f"{own[DIFFERENCE] - one[DIFFERENCE]:+.4f}",
+                     "ROC AUC": own["ROC AUC"], "source": source})
+    return pd.DataFrame(rows)
 
 
 def _beside(finals: pd.DataFrame, c, seeds, column: str):
@@ -220,15 +245,17 @@ def answer_text(table: pd.DataFrame, claimed: dict) -> str:
                      f"against Kiryo et al.'s nnPU {_said(literal)}; the clamp alone moves nnPU by "
                      f"{_said(clamp)}; with both clamped, aaPU − nnPU is {_said(both)}: "
                      f"{_what_s_adds(both)}." + _growing(table, d) for d, literal, clamp, both in clamps))
-    threshold = [(names[d], r, _row(table, d, "nnPU at nnPUSB's threshold − nnPU")) for d in RECORDS
-                 if (r := _row(table, d, "aaPU − nnPU at nnPUSB's threshold"))]
+    threshold = [(names[d], r, _row(table, d, "nnPU at nnPUSB's threshold − nnPU"), _row(table, d, BOTH_AT_ONE))
+                 for d in RECORDS if (r := _row(table, d, "aaPU − nnPU at nnPUSB's threshold"))]
     if threshold:
         auc = max(abs(r["AUC difference"]) for _, r in helps)
         text += (f"\n\n**And the threshold:** aaPU's ROC AUC, which no threshold moves, differs from "
                  f"nnPU's by {auc:.4f} at most at the paper's settings; scored at a label-free "
                  "threshold (nnPUSB's: the training U's (1 − π)-quantile), nnPU stands against aaPU "
-                 "as follows (aaPU − nnPU there; the threshold's own effect on nnPU in brackets): "
-                 + "; ".join(f"{d}: {_said(r)}" + (f" ({_said(t)})" if t else "") for d, r, t in threshold)
+                 "as follows (aaPU − nnPU there; the threshold's own effect on nnPU in brackets; "
+                 "where the record has it, aaPU − nnPU with both at that threshold): "
+                 + "; ".join(f"{d}: {_said(r)}" + (f" ({_said(t)})" if t else "")
+                             + (f", both there {_said(b)}" if b else "") for d, r, t, b in threshold)
                  + ".")
     return text
 

@@ -88,7 +88,9 @@ class Method:
     backward = 3; a second forward pass adds 3); ``view_of``: the method this one trains
     exactly as (same risk, same batches), differing only in its ``threshold`` — the loop
     records its final test error beside that method's own (:func:`view_column`), so one
-    run gives both; ``before_selection``: the method this one trains exactly as until its
+    run gives both; ``views_every_run``: its threshold also scores the final model of every
+    other method that reads π (the book's common label-free threshold, so that every
+    comparison can be read at one threshold); ``before_selection``: the method this one trains exactly as until its
     first selection (S empty: aaPU is then nnPU), so its run forks from that method's
     (:mod:`~pusupport.core.forks`). A method from another paper also declares its own
     ``settings`` (a frozen dataclass whose defaults are its authors'; a run changes them
@@ -123,6 +125,7 @@ class Method:
     threshold: Callable | None = None
     threshold_on: str = "x_u"
     view_of: str | None = None
+    views_every_run: bool = False
     before_selection: str | None = None
     settings: type | None = None
     by_dataset: dict = field(default_factory=dict, compare=False)
@@ -143,8 +146,12 @@ def optimiser_at(method: Method, config, epoch: int) -> tuple[float, float, bool
 
 
 def views_of(name: str) -> list[Method]:
-    """The methods that are method ``name``'s run at another threshold (their ``view_of``)."""
-    return [m for m in METHODS.values() if m.view_of == name]
+    """The thresholds at which a run of method ``name`` is also scored: the methods that are
+    its run at another threshold (their ``view_of``), and the common label-free threshold
+    (``views_every_run``, nnPUSB's) on the run of every other method that reads π."""
+    reads_prior = name in METHODS and METHODS[name].needs_prior and METHODS[name].view_of is None
+    return [m for m in METHODS.values() if m.view_of == name
+            or m.views_every_run and reads_prior and m.name != name]
 
 
 #: The history columns of the test error at a view's threshold: this prefix and its name.

@@ -5,7 +5,9 @@ decision threshold moved so that a fraction π of the training U is called posit
 
 It asks whether a gain of aaPU's is a shift of the threshold: nnPUSB shifts it from the
 training data alone. It trains exactly as nnPU does, so it is a view of nnPU's run
-(``view_of``): every nnPU run also records its final test error at this threshold.
+(``view_of``): every nnPU run also records its final test error at this threshold — and so
+does every run of another method that reads π (``views_every_run``): one label-free
+threshold at which any two methods' errors compare on their ranking alone.
 
 The authors place the quantile on the test inputs' scores instead (transductive, no labels:
 MasaKat0/PUlearning, BiasedPUlearning/nnPUSB/train_nnPU.py L79, L112–117): ``nnpusb_test``
@@ -31,7 +33,7 @@ register(Method("nnpusb", "nnPUSB", "nnPU with the threshold at U's (1 − π)-q
                 "(Kato et al., 2019)", color="#2ca02c",
                 risk=lambda b: nnpu_risk(b.g_p, b.g_u, b.prior, b.config.loss, b.config.beta,
                                          b.config.gamma),
-                threshold=quantile_threshold, view_of="nnpu"))
+                threshold=quantile_threshold, view_of="nnpu", views_every_run=True))
 register(Method("nnpusb_test", "nnPUSB (test inputs' quantile)", "nnPUSB with the threshold at "
                 "the test inputs' (1 − π)-quantile, as its authors place it (transductive)",
                 color="#98df8a", risk=get_method("nnpusb").risk, threshold=quantile_threshold,
