@@ -140,10 +140,10 @@ def test_every_method_that_reads_the_prior_is_shown_at_one_threshold_beside_its_
     last = (history.epoch == 2) & history.method.isin(["aapu", "nnpu", "aapu_oracle"])
     history.loc[last, view_column("nnpusb")] = 0.09
     table = standing_views.at_one_threshold(history)
-    row = table.loc["aaPU"]["synthetic"]
+    row = table.loc[("synthetic", "aaPU")]
     assert list(row.index) == ["own threshold", "one threshold", "ROC AUC"] and row["one threshold"] == 0.09
     assert row["own threshold"] == round(history[(history.method == "aapu") & (history.epoch == 2)].test_error.mean(), 4)
-    assert np.isnan(table.loc["VPU"]["synthetic"]["one threshold"])
+    assert table.loc[("synthetic", "VPU"), "one threshold"] == "—"
     assert standing_views.at_one_threshold(known_history()).empty
 
 

@@ -27,18 +27,17 @@ def nnpusb_thresholds(history: pd.DataFrame) -> pd.DataFrame:
 def at_one_threshold(history: pd.DataFrame) -> pd.DataFrame:
     """Each method's final test error (mean over seeds) at its own threshold and at the
     common label-free one — nnPUSB's, the training U's (1 − π)-quantile, scored on every run
-    that reads π — with its ROC AUC, which no threshold moves: one column per data set of
-    each. A method that reads no π (VPU) has no common-threshold error."""
+    that reads π — with its ROC AUC, which no threshold moves; one row per data set and
+    method that ran there. A method that reads no π (VPU) has no common-threshold error: "—"."""
     column = view_column("nnpusb")
     final = _final(history)
     if final.empty or column not in final:
         return pd.DataFrame()
     final = final[[get_method(m).view_of is None for m in final.method]]
-    means = final.groupby(["method", "dataset"], sort=False)[["test_error", column, "test_auc"]].mean()
-    table = means.rename(columns={"test_error": "own threshold", column: "one threshold",
-                                  "test_auc": "ROC AUC"}).unstack("dataset")
-    table.index = [get_method(m).label for m in table.index]
-    return table.round(4).swaplevel(axis=1).sort_index(axis=1, level=0, sort_remaining=False)
+    table = (final.groupby(["dataset", "method"], sort=False)[["test_error", column, "test_auc"]].mean()
+             .rename(columns={"test_error": "own threshold", column: "one threshold", "test_auc": "ROC AUC"}))
+    table.index = table.index.set_levels([get_method(m).label for m in table.index.levels[1]], level=1)
+    return table.round(4).astype(object).fillna("—")
 
 
 def one_class_notes(history: pd.DataFrame, meta: dict, min_auc: float = 0.75,
