@@ -103,10 +103,15 @@ def test_the_records_answer_covers_the_test_set_and_the_threshold(tmp_path):
     assert table[(table.data == "synthetic") & (table.label == "aaPU − nnPU")].AP.item().endswith("]")
 
 
-def test_each_comparison_page_opens_with_its_part_of_the_answer():
+def test_each_comparison_page_opens_with_its_part_of_the_answer(tmp_path):
     from pusupport.book.answer import record_answer
     said = record_answer("real_fashion_mnist")
     assert said.startswith("**Where the difference comes from**") and "10 seeds" in said
     assert "aaPU − nnPU at nnPUSB's threshold: +0.0321" in said and "ROC AUC" in said
-    assert record_answer("synthetic").endswith("is judged on the readings page.")
+    assert record_answer("synthetic").endswith("from the clamp records committed beside this one.")
+    import shutil
+    from pusupport.book.reference import REFERENCE
+    alone = tmp_path / "reference"                                    # no clamp record beside it
+    shutil.copytree(REFERENCE / "paper" / "synthetic", alone / "paper" / "synthetic")
+    assert record_answer("synthetic", alone).endswith("is judged on the readings page.")
     assert record_answer("real_cifar100") == ""                       # nothing committed

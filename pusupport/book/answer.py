@@ -276,5 +276,7 @@ def record_answer(page: str, root: Path = REFERENCE) -> str:
                     f"{r['label']}: {_said(r)} ({r['what']})" for r in rows[1:])
                 + f". aaPU's ROC AUC, which no threshold moves, minus nnPU's: {rows[0]['ROC AUC']}.")
     if page == "synthetic" and found.current:
-        text += " The clamp's part — max(0, ·) read as a plain clamp — is judged on the readings page."
+        text += (" The clamp's part — max(0, ·) read as a plain clamp — is judged in the summary's answer, "
+                 "from the clamp records committed beside this one." if clamped(page, root) is not None else
+                 " The clamp's part — max(0, ·) read as a plain clamp — is judged on the readings page.")
     return text.strip()
