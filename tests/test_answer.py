@@ -3,7 +3,7 @@ committed records and the readings page, and sentences that say only what the ve
 import numpy as np
 import pandas as pd
 
-from pusupport.book.answer import (AT_THE_PAPERS_SCALE, BOTH_AT_ONE, GROWING, THE_CLAMP, answer_table,
+from pusupport.book.answer import (AT_THE_PAPERS_SCALE, BOTH_AT_ONE, CLAMP_AT_ONE, GROWING, THE_CLAMP, answer_table,
                                    answer_text, decomposition, judge_family)
 from pusupport.book.verdicts import CONTRADICTED, INCONCLUSIVE, REPRODUCED, RULED_OUT, judge_jointly, paired_difference
 
@@ -22,7 +22,9 @@ def _readings(both_gap: float, seeds=range(10)) -> pd.DataFrame:
         errors = {"nnpu": base, "aapu": base + 0.001, "nnpu correction=clamp": base - 0.011,
                   "aapu correction=clamp": base - 0.011 + both_gap + 0.0005 * rng.standard_normal(),
                   f"nnpu {GROWING}": base - 0.011, f"aapu {GROWING}": base - 0.011 + 0.0005 * rng.standard_normal()}
-        rows += [{"method": m, "seed": s, "epoch": 1000, "test_error": e, "test_auc": 0.99}
+        rows += [{"method": m, "seed": s, "epoch": 1000, "test_error": e, "test_auc": 0.99,
+                  # nnPU's runs are also scored at nnPUSB's threshold, where the clamp gains less
+                  "test_error:nnpusb": e - 0.02 + (0.008 if "clamp" in m else 0) if m.startswith("nnpu") else np.nan}
                  for m, e in errors.items()]
     return pd.DataFrame(rows)
 
@@ -31,17 +33,25 @@ def test_a_family_is_judged_jointly_on_the_seeds_its_runs_share():
     history = _readings(0.0)
     family = judge_family(history, THE_CLAMP, SYNTHETIC)
     assert list(family.label) == [c.label for c in THE_CLAMP]
-    finals = history.set_index(["method", "seed"]).test_error
-    paireds = [paired_difference(finals[c.run], finals[c.baseline]) for c in THE_CLAMP]
-    margins = [0.1 * finals[c.baseline].mean() for c in THE_CLAMP]
+    finals = history.set_index(["method", "seed"])
+    paireds = [paired_difference(finals[c.column][c.run], finals[c.baseline_column][c.baseline]) for c in THE_CLAMP]
+    margins = [0.1 * finals[c.baseline_column][c.baseline].mean() for c in THE_CLAMP]
     expected = judge_jointly(paireds, margins, [2 / 10_000] * len(THE_CLAMP))
     assert list(family.verdict) == [j.verdict for j in expected]
     assert np.allclose(family.low, [j.low for j in expected]) and family.seeds.eq(10).all()
     assert family.verdict.iloc[0] == REPRODUCED                       # the clamp lowers nnPU's error
     # a comparison whose runs or column the history lacks is left out, not guessed
-    assert judge_family(history, AT_THE_PAPERS_SCALE, SYNTHETIC).label.tolist() == ["aaPU − nnPU"]
+    assert judge_family(history.drop(columns="test_error:nnpusb"), AT_THE_PAPERS_SCALE,
+                        SYNTHETIC).label.tolist() == ["aaPU − nnPU"]
+    assert BOTH_AT_ONE not in judge_family(history, AT_THE_PAPERS_SCALE, SYNTHETIC).label.tolist()  # aaPU's view absent
     without = history[~history.method.str.endswith(GROWING)]
-    assert judge_family(without, THE_CLAMP, SYNTHETIC).label.tolist() == [c.label for c in THE_CLAMP[:4]]
+    assert judge_family(without, THE_CLAMP, SYNTHETIC).label.tolist() == [c.label for c in THE_CLAMP[:5]]
+    # a column some seeds lack (parts from before and after it existed) is left out, not averaged
+    part = history.copy()
+    part.loc[(part.method == "nnpu") & (part.seed < 3), "test_error:nnpusb"] = np.nan
+    assert CLAMP_AT_ONE not in judge_family(part, THE_CLAMP, SYNTHETIC).label.tolist()
+    clamp = family.set_index("label").difference
+    assert abs(clamp[CLAMP_AT_ONE] - clamp["the clamp in nnPU"] - 0.008) < 1e-9
 
 
 def test_a_record_scoring_both_methods_at_one_threshold_splits_the_difference():
@@ -115,3 +125,24 @@ def test_each_comparison_page_opens_with_its_part_of_the_answer(tmp_path):
     shutil.copytree(REFERENCE / "paper" / "synthetic", alone / "paper" / "synthetic")
     assert record_answer("synthetic", alone).endswith("is judged on the readings page.")
     assert record_answer("real_cifar100") == ""                       # nothing committed
+
+
+def test_the_readme_says_what_the_records_judge():
+    """The README's answer is :func:`readme_answer` of the committed records, word for word
+    (`make readme` rewrites it); its numbers are the summary's family's."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    from pusupport.book.answer import readme_answer
+    root = Path(__file__).resolve().parents[1]
+    sys.path.insert(0, str(root / "book"))
+    from readme import section
+    text = (root / "README.md").read_text()
+    start, end = section(text)
+    assert text[start:end].strip() == readme_answer(), "the README's answer is stale: run `make readme`"
+    table = answer_table(root / "no build")
+    row = table[(table.data == "synthetic") & (table.label == "aaPU − nnPU")].iloc[0]
+    assert f"{row.difference:+.4f}".replace("-", "−") in text[start:end]
+    broken = subprocess.run([sys.executable, "-c", "import readme; readme.section('no markers')"],
+                            cwd=root / "book", capture_output=True, text=True)
+    assert broken.returncode != 0 and "lacks the markers" in broken.stderr

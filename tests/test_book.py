@@ -227,3 +227,21 @@ def test_screenshot_shows_maths_and_figures(page, served_book, tmp_path):
     shot.parent.mkdir(exist_ok=True)
     chromium(f"--screenshot={shot}", url)
     assert shot.exists() and shot.stat().st_size > 20_000
+
+
+@book
+def test_the_standing_page_says_what_its_runs_trained_on():
+    """Where VPU runs the smoke build's runs trained on the comparison page's P and U less a
+    twelfth of each, under a fingerprint of their own; elsewhere on the page's data."""
+    summary = SMOKE / "results" / "standing" / "summary.json"
+    require(summary.exists(), f"no {summary}: run `make test`")
+    ran = {d: m for d, m in json.loads(summary.read_text())["datasets"].items() if m["status"] == "run"}
+    assert any(m["validation"] for m in ran.values()) and not all(m["validation"] for m in ran.values())
+    import pandas as pd
+    history = pd.read_csv(summary.parent / "history.csv")
+    scored = history.groupby("dataset").val_risk.apply(lambda v: v.notna().any())   # a split was scored
+    assert {d: m["validation"] for d, m in ran.items()} == scored.to_dict()
+    for m in ran.values():
+        held = [max(1, round(n / 12)) if m["validation"] else 0 for n in (m["page_p"], m["page_u"])]
+        assert (m["trained_p"], m["trained_u"]) == (m["page_p"] - held[0], m["page_u"] - held[1])
+        assert (m["trained_fingerprint"] != m["fingerprint"]) == m["validation"]

@@ -253,3 +253,21 @@ def test_the_page_s_answer_is_a_claim_judged_again_from_its_results():
     worse = history.replace({"method": {"aapu_oracle": "distpu"}})           # a usable method 0.05 better
     assert standing.beats_todays_methods(summary, worse).verdict == CONTRADICTED
     assert standing.beats_todays_methods(summary, pd.DataFrame()).verdict == INCONCLUSIVE
+
+
+def test_what_each_data_set_trained_on_is_shown_with_its_own_fingerprint():
+    """Where a split is held out the runs trained on less than the comparison page's data,
+    and the table says so with that data's fingerprint; elsewhere the page's data."""
+    meta = {"synthetic": {"status": "run", "validation": True, "page_p": 100, "page_u": 1000,
+                          "trained_p": 92, "trained_u": 917, "fingerprint": "aaa", "trained_fingerprint": "bbb"},
+            "fashion_mnist": {"status": "run", "validation": False, "page_p": 1000, "page_u": 60000,
+                              "trained_p": 1000, "trained_u": 60000, "fingerprint": "ccc",
+                              "trained_fingerprint": "ccc"},
+            "cifar10": {"status": "not run", "reason": "data not available"}}
+    table = standing.data_trained(meta)
+    assert list(table.index) == ["synthetic", "fashion_mnist"]
+    assert table.loc["synthetic", "P, U trained on"] == "92, 917"
+    assert table.loc["synthetic", "held out"] == "8, 83 (1/12)"
+    assert table.loc["fashion_mnist", "held out"] == "none"
+    assert table.loc["fashion_mnist", "P, U of the page"] == "1,000, 60,000"
+    assert standing.data_trained({"cifar10": meta["cifar10"]}).empty

@@ -58,12 +58,19 @@ AT_THE_PAPERS_SCALE = (
     Comparison("nnPU at nnPUSB's threshold − nnPU", "nnpu", "test_error:nnpusb", "nnpu", "test_error",
                "what moving nnPU's threshold alone does"),
 )
+#: The clamp's effect on nnPU with both runs scored at nnPUSB's threshold.
+CLAMP_AT_ONE = "the clamp in nnPU, both at nnPUSB's threshold"
+#: (a difference, the same with both at one threshold): the pairs :func:`decomposition` splits.
+SPLIT = (("aaPU − nnPU", BOTH_AT_ONE), ("the clamp in nnPU", CLAMP_AT_ONE))
 #: The runs of a record with the clamp in both methods and S never re-picked, as named here.
 GROWING = "correction=clamp allow_repick=False"
 #: On the readings page's runs (the synthetic task): the clamp's part.
 THE_CLAMP = (
     Comparison("the clamp in nnPU", "nnpu correction=clamp", "test_error", "nnpu", "test_error",
                "max(0, ·) as a clamp against Kiryo et al.'s rule, in nnPU"),
+    Comparison(CLAMP_AT_ONE, "nnpu correction=clamp", "test_error:nnpusb", "nnpu", "test_error:nnpusb",
+               "the same with both runs scored at one label-free threshold (the training U's "
+               "(1 − π)-quantile): the ranking's part of the clamp's effect"),
     Comparison("the clamp in aaPU", "aapu correction=clamp", "test_error", "aapu", "test_error",
                "the same in aaPU"),
     Comparison("aaPU − nnPU, both clamped", "aapu correction=clamp", "test_error",
@@ -101,7 +108,7 @@ def judge_family(history: pd.DataFrame, comparisons, summary: dict) -> pd.DataFr
     finals = _finals(history)
     runs = set(finals.index.get_level_values("method"))
     held = [c for c in comparisons if {c.run, c.baseline} <= runs and {c.column, c.baseline_column} <= set(finals)
-            and finals.loc[c.run][c.column].notna().any() and finals.loc[c.baseline][c.baseline_column].notna().any()]
+            and finals.loc[c.run][c.column].notna().all() and finals.loc[c.baseline][c.baseline_column].notna().all()]
     if not held:
         return pd.DataFrame()
     seeds = sorted(set.intersection(*(set(finals.loc[r].index) for c in held for r in (c.run, c.baseline))))
@@ -116,29 +123,31 @@ def judge_family(history: pd.DataFrame, comparisons, summary: dict) -> pd.DataFr
         aps.append(_beside(finals, c, seeds, "test_ap"))
     judged = judge_jointly(paireds, margins, [floor_for(summary)] * len(paireds))
     return pd.DataFrame([{"label": c.label, "what": c.what, "seeds": len(seeds), DIFFERENCE: j.paired.mean,
-                          "low": j.low, "high": j.high, "verdict": j.verdict, "judged": j.text(),
+                          "low": j.low, "high": j.high, "Δ": m, "verdict": j.verdict, "judged": j.text(),
                           "interval covers": covers(summary, j),
                           "AUC difference": a.mean, "ROC AUC": a.interval(),
                           "AP": ap.interval() if ap else "not recorded"}
-                         for c, j, a, ap in zip(held, judged, aucs, aps)])
+                         for c, j, m, a, ap in zip(held, judged, margins, aucs, aps)])
 
 
 def decomposition(table: pd.DataFrame) -> pd.DataFrame:
-    """Per data set whose record scores both methods at the common threshold: aaPU − nnPU at
-    each method's own threshold, the same with both at nnPUSB's (the ranking's part), their
-    difference (the threshold's part: how much of aaPU's difference one label-free
-    threshold removes), and the ROC AUC difference, each as its family judged it."""
+    """Per data set and difference of :data:`SPLIT` (aaPU − nnPU; the clamp in nnPU) whose
+    runs are all scored at the common threshold too: the difference at each run's own
+    threshold, the same with both at nnPUSB's (the ranking's part), their difference (the
+    threshold's part: how much of it one label-free threshold removes), and the ROC AUC
+    difference, each as its family judged it."""
     rows = []
     for (data, source), family in table.groupby(["data set", "source"], sort=False):
-        own, one = (family[family.label == label] for label in ("aaPU − nnPU", BOTH_AT_ONE))
-        if own.empty or one.empty:
-            continue
-        own, one = own.iloc[0], one.iloc[0]
-        rows.append({"data set": data, "seeds": own.seeds,
-                     "aaPU − nnPU": f"{own[DIFFERENCE]:+.4f} [{own.low:+.4f}, {own.high:+.4f}]",
-                     "both at one threshold (ranking)": f"{one[DIFFERENCE]:+.4f} [{one.low:+.4f}, {one.high:+.4f}]",
-                     "the threshold's part": f"{own[DIFFERENCE] - one[DIFFERENCE]:+.4f}",
-                     "ROC AUC": own["ROC AUC"], "source": source})
+        for label, at_one in SPLIT:
+            own, one = (family[family.label == x] for x in (label, at_one))
+            if own.empty or one.empty:
+                continue
+            own, one = own.iloc[0], one.iloc[0]
+            rows.append({"data set": data, "difference": label, "seeds": own.seeds,
+                         "at each run's threshold": f"{own[DIFFERENCE]:+.4f} [{own.low:+.4f}, {own.high:+.4f}]",
+                         "both at one threshold (ranking)": f"{one[DIFFERENCE]:+.4f} [{one.low:+.4f}, {one.high:+.4f}]",
+                         "the threshold's part": f"{own[DIFFERENCE] - one[DIFFERENCE]:+.4f}",
+                         "ROC AUC": own["ROC AUC"], "source": source})
     return pd.DataFrame(rows)
 
 
@@ -210,6 +219,12 @@ def _growing(table: pd.DataFrame, data: str) -> str:
                                  f"{_what_s_adds(r)}.")
 
 
+def _clamp_at_one(table: pd.DataFrame, data: str) -> str:
+    """The clamp's effect on nnPU with both runs at nnPUSB's threshold, as a clause, or ""."""
+    r = _row(table, data, CLAMP_AT_ONE)
+    return "" if r is None else f" (with both scored at nnPUSB's label-free threshold, {_said(r)})"
+
+
 def _what_s_adds(both: dict) -> str:
     """What aaPU − nnPU under one rule allows one to say of S, in the rule's words."""
     if both["verdict"] in (REPRODUCED, SMALLER_GAIN):
@@ -243,8 +258,9 @@ def answer_text(table: pd.DataFrame, claimed: dict) -> str:
                  "clamp, which changes the rule of both methods, not only S. " + " ".join(
                      f"On {names[d]} ({literal['seeds']} seeds, {literal['source']}): aaPU clamped "
                      f"against Kiryo et al.'s nnPU {_said(literal)}; the clamp alone moves nnPU by "
-                     f"{_said(clamp)}; with both clamped, aaPU − nnPU is {_said(both)}: "
-                     f"{_what_s_adds(both)}." + _growing(table, d) for d, literal, clamp, both in clamps))
+                     f"{_said(clamp)}" + _clamp_at_one(table, d) + f"; with both clamped, aaPU − nnPU "
+                     f"is {_said(both)}: {_what_s_adds(both)}." + _growing(table, d)
+                     for d, literal, clamp, both in clamps))
     threshold = [(names[d], r, _row(table, d, "nnPU at nnPUSB's threshold − nnPU"), _row(table, d, BOTH_AT_ONE))
                  for d in RECORDS if (r := _row(table, d, "aaPU − nnPU at nnPUSB's threshold"))]
     if threshold:
@@ -280,3 +296,43 @@ def record_answer(page: str, root: Path = REFERENCE) -> str:
                  "from the clamp records committed beside this one." if clamped(page, root) is not None else
                  " The clamp's part — max(0, ·) read as a plain clamp — is judged on the readings page.")
     return text.strip()
+
+
+#: The README's names of the records, where they differ from the summary's.
+README_NAMES = {"synthetic": "Synthetic task (§4.1)", "real_20news": "20 Newsgroups",
+                "real_fashion_mnist": "Fashion-MNIST", "real_cifar10": "CIFAR-10"}
+
+
+def readme_answer(root: Path = REFERENCE) -> str:
+    """Markdown: the README's "answer so far", every number and verdict from the committed
+    paper-scale records as :func:`answer_table` judges them (`make readme` writes it)."""
+    table = answer_table(Path(root) / "no build", root)
+
+    def said(r: dict, plain: bool = False) -> str:
+        words = PLAIN.get(r["verdict"], r["verdict"]) if plain else r["verdict"]
+        few = r["seeds"] < committed(r["data"], "paper", root).planned
+        return (f"{r[DIFFERENCE]:+.4f} [{r['low']:+.4f}, {r['high']:+.4f}], {words}"
+                + (f", {r['seeds']} of {committed(r['data'], 'paper', root).planned} seeds" if few else ""))
+
+    lines = ["Final test error, aaPU − nnPU, at the paper's settings (negative: aaPU lower; Δ: a tenth of "
+             "nnPU's error; a data set's comparisons judged as one family, as the book's summary judges "
+             "them; ROC AUC, which no threshold moves, in brackets):"]
+    for data in (*RECORDS, "real_cifar100"):
+        name = README_NAMES.get(data, "CIFAR-100") + (" (not in the paper)" if data == "real_fashion_mnist" else "")
+        r = _row(table, data, "aaPU − nnPU") if data in RECORDS else None
+        if r is None:
+            lines.append(f"- **{name}:** no current record at the paper's settings yet.")
+            continue
+        both = _row(table, data, BOTH_AT_ONE)
+        lines.append(f"- **{name}:** {said(r)} (Δ = {r['Δ']:.4f}; ROC AUC {r['ROC AUC']})"
+                     + (f"; with both scored at one label-free threshold (nnPUSB's): {said(both)}." if both else "."))
+    clamp = [(c, _row(table, d, "aaPU − nnPU, both clamped"), _row(table, d, CLAMP_AT_ONE)) for d in RECORDS
+             if (c := _row(table, d, "the clamp in nnPU"))]
+    if clamp:
+        lines.append("- **The clamp** (the paper's max(0, ·) read as a plain clamp) changes nnPU's error: "
+                     + "; ".join(f"{c['data set']} {said(c, plain=True)} (ROC AUC {c['ROC AUC']}"
+                                 + (f"; both at one threshold {said(one, plain=True)})" if one else ")")
+                                 for c, _, one in clamp)
+                     + ". With both methods clamped, aaPU − nnPU: "
+                     + "; ".join(f"{b['data set']} {said(b)}" for _, b, _ in clamp if b) + ".")
+    return "\n".join(lines).replace("-0.", "−0.")

@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from ...core.evaluation import at_own_choice
+from ...core.problem import hold_out
 from ...core.methods import get_method
 from ...data.sizes import SIZES
 from ..claims import Claim, Outcome, floor_for, per_point
@@ -149,13 +150,30 @@ def run_standing(page: Page, pages: dict) -> tuple[pd.DataFrame, dict]:
             continue
         histories.append(here.run(specs, make).assign(dataset=dataset))
         page.sources += [(f"{label} ({dataset})", t) for label, t in here.sources]
-        y_test = make(here.seeds[0]).y_test
+        data = make(here.seeds[0])
+        split = next(({"data": s.changes["data"]} for s in specs if s.changes.get("data")), {})  # as the runs hold out
+        trained = hold_out(data, split["data"]["validation"], here.seeds[0]) if split else data
         meta[dataset] = {"status": "run", "seeds": here.seeds, "n_test": there.n_test,
-                         "validation": any(s.changes.get("data") for s in specs),
-                         "fingerprint": there.fingerprint(), "profile": page.profile,
-                         "test_positive_rate": float((y_test > 0).double().mean()) if len(y_test) else None}
+                         "validation": bool(split), "fingerprint": there.fingerprint(),
+                         "trained_fingerprint": replace(there, settings=there.settings.merge(split)).fingerprint(),
+                         "trained_p": len(trained.x_p), "trained_u": len(trained.x_u),
+                         "page_p": len(data.x_p), "page_u": len(data.x_u), "profile": page.profile,
+                         "test_positive_rate": float((data.y_test > 0).double().mean()) if len(data.y_test) else None}
     history = pd.concat(histories, ignore_index=True) if histories else pd.DataFrame()
     return history, meta
+
+
+def data_trained(meta: dict) -> pd.DataFrame:
+    """What each data set's runs trained on: its comparison page's P and U, less the PU
+    validation split where one is held out (:func:`held_out`), and that data's fingerprint
+    (the page's settings with the split) beside the page's own."""
+    rows = [{"data set": d, "P, U of the page": f"{m['page_p']:,}, {m['page_u']:,}",
+             "P, U trained on": f"{m['trained_p']:,}, {m['trained_u']:,}",
+             "held out": (f"{m['page_p'] - m['trained_p']:,}, {m['page_u'] - m['trained_u']:,} "
+                          f"(1/{round(1 / VALIDATION)})" if m["validation"] else "none"),
+             "fingerprint of the page": m["fingerprint"], "fingerprint trained": m["trained_fingerprint"]}
+            for d, m in meta.items() if m.get("status") == "run" and "trained_p" in m]
+    return pd.DataFrame(rows).set_index("data set") if rows else pd.DataFrame()
 
 
 def _final(history: pd.DataFrame) -> pd.DataFrame:
