@@ -271,3 +271,19 @@ def test_what_each_data_set_trained_on_is_shown_with_its_own_fingerprint():
     assert table.loc["fashion_mnist", "held out"] == "none"
     assert table.loc["fashion_mnist", "P, U of the page"] == "1,000, 60,000"
     assert standing.data_trained({"cifar10": meta["cifar10"]}).empty
+
+
+def test_every_row_of_the_method_table_is_its_method_s_declaration():
+    """Each compared method and aaPU has a row, read from its declaration: its label, its
+    source, its departures (— where it declares none); a method's own settings where it has them."""
+    from pusupport.book import recipes
+    from pusupport.core.methods import get_method
+    table = recipes.hyperparameters().set_index("method")
+    assert {get_method(m).label for m in ("aapu", *standing.COMPARED)} == set(table.index)
+    for name in recipes.LISTED:
+        m = get_method(name)
+        row = table.loc[m.label]
+        assert row.source == m.source and m.source
+        assert row["changed here"] == ("; ".join(f"{a} — {b}" for a, b in m.departures) or "—")
+        assert row.settings.startswith("alpha = " if name == "vpu" else m.description if m.settings is None else "")
+    assert "β = 0 and γ = 1" in recipes.SHARED

@@ -202,16 +202,29 @@ register(Method("upu", "uPU", "unbiased PU risk (Eq. 8)", color="#7f7f7f",
                 risk=lambda b: upu_risk(b.g_p, b.g_u, b.prior, b.config.loss)))
 register(Method("nnpu", "nnPU", "non-negative PU risk (Eq. 9, Kiryo et al.)", color="#1f77b4",
                 risk=lambda b: nnpu_risk(b.g_p, b.g_u, b.prior, b.config.loss, b.config.beta,
-                                         b.config.gamma, b.config.correction)))
+                                         b.config.gamma, b.config.correction),
+                source="the paper's baseline; Kiryo et al.: kiryor/nnPUlearning train.py L43–47, "
+                       "pu_loss.py L48–53 (bb49475)",
+                departures=(("the logistic loss, the paper's; Kiryo et al.'s default is the sigmoid",
+                             "the paper trains both methods with it; nnPU (sigmoid) is the authors' own"),
+                            ("Adam and the page's schedule, not Kiryo et al.'s optimiser",
+                             "the paper's settings for every method, so that only the risk differs"))))
 register(Method("nnpu_sigmoid", "nnPU (sigmoid)",
                 "nnPU with the sigmoid loss, Kiryo et al.'s default (whatever the config's loss)",
                 color="#aec7e8", risk=lambda b: nnpu_risk(b.g_p, b.g_u, b.prior, "sigmoid",
-                                                          b.config.beta, b.config.gamma)))
+                                                          b.config.beta, b.config.gamma),
+                source="kiryor/nnPUlearning train.py L43–47, pu_loss.py L48–53 (bb49475)",
+                departures=(("Adam and the page's schedule, not Kiryo et al.'s optimiser",
+                             "the comparison page's, as for every method here"),)))
 register(Method("aapu", "aaPU", "nnPU whose positive risk also counts S (§3.3)", color="#d62728",
                 risk=lambda b: aapu_risk(b.g_p, b.g_u, b.g_s, b.prior, b.config.loss, b.config.beta,
                                          b.config.gamma, b.s_mask, b.config.s_weight,
                                          b.config.correction),
-                selects=True, end_epoch=grow_selection, before_selection="nnpu"))
+                selects=True, end_epoch=grow_selection, before_selection="nnpu",
+                source="the paper: §3.3 and its Algorithm 1; no public code",
+                departures=(("max(0, ·) read as Kiryo et al.'s rule: a negative R̂_n steps on −γ∇R̂_n",
+                             "the paper builds on nnPU; read as a plain clamp it changes nnPU's rule "
+                             "too — the readings page and the clamp records judge both"),)))
 # S joins P everywhere; its concatenation of P and S scores cannot take padded S batches.
 register(Method("naive", "S added to P everywhere",
                 "ablation: S added to the labelled positives everywhere", color="#9467bd",

@@ -20,4 +20,6 @@ register(Method("negsel", "Negative selection", "nnPU plus a growing set of the 
                 color="#bcbd22",
                 risk=lambda b: negative_selection_risk(b.g_p, b.g_u, b.g_s, b.prior, b.config.loss,
                                                        b.config.beta, b.config.gamma, b.s_mask),
-                selects=True, end_epoch=grow_negatives, usable=False))
+                selects=True, end_epoch=grow_negatives, usable=False,
+                source="this book: the counterfactual the paper argues against, at aaPU's "
+                       "n_select and select_from"))

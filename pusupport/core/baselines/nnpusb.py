@@ -33,7 +33,12 @@ register(Method("nnpusb", "nnPUSB", "nnPU with the threshold at U's (1 − π)-q
                 "(Kato et al., 2019)", color="#2ca02c",
                 risk=lambda b: nnpu_risk(b.g_p, b.g_u, b.prior, b.config.loss, b.config.beta,
                                          b.config.gamma),
-                threshold=quantile_threshold, view_of="nnpu", views_every_run=True))
+                threshold=quantile_threshold, view_of="nnpu", views_every_run=True,
+                source="Kato et al., 2019: MasaKat0/PUlearning BiasedPUlearning/nnPUSB/train_nnPU.py "
+                       "L112–117, on the test inputs (L79) (a0d034d)",
+                departures=(("the training U's (1 − π)-quantile; the authors' test inputs' quantile "
+                             "is shown beside it", "no test input enters a decision here"),
+                            ("read from nnPU's run", "it trains exactly as nnPU"))))
 register(Method("nnpusb_test", "nnPUSB (test inputs' quantile)", "nnPUSB with the threshold at "
                 "the test inputs' (1 − π)-quantile, as its authors place it (transductive)",
                 color="#98df8a", risk=get_method("nnpusb").risk, threshold=quantile_threshold,

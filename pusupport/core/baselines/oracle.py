@@ -25,4 +25,5 @@ grow_from_true_positives = partial(grow_selection, among=true_positives)
 register(Method("aapu_oracle", "aaPU, oracle S", "aaPU whose S holds only true positives of U "
                 "(a counterfactual: reads U's labels)", color="#ff9896",
                 risk=get_method("aapu").risk, selects=True, end_epoch=grow_from_true_positives,
-                usable=False, before_selection="nnpu"))
+                usable=False, before_selection="nnpu",
+                source="this book: the bound of perfect selection, at aaPU's settings"))

@@ -127,4 +127,12 @@ register(Method("robustpu", "Robust-PU", "nnPU warm-up, then U as negatives unde
                     ("a fixed 100 weighted epochs, no early stopping", "their stop reads a labelled "
                      "validation set, which no method here may read; 100 is their largest number"),
                     ("a labelled point's weight from its score in the current batch",
-                     "officially from the epoch's start: one forward pass saved"))))
+                     "officially from the epoch's start: one forward pass saved"),
+                    ("the page's Adam through the weighted phase, one optimiser a run (the authors "
+                     "start a fresh Adam at 1e-4 without weight decay each episode)",
+                     "one optimiser for every method of a comparison page; not yet the authors' recipe"),
+                    ("the warm-up's last epoch, not its best checkpoint on labelled validation points",
+                     "no labelled validation point may be read here"),
+                    ("on the real data sets U holds every training point, the labelled positives "
+                     "included (the authors' P and U are disjoint)", "the paper's protocol, the same "
+                     "for every method"))))
