@@ -29,7 +29,8 @@ GROUPS = [
      ["tests/test_risks.py", "tests/test_baselines.py::test_negative_selection_value_and_gradient_by_hand"]),
     (["pusupport/core/selection.py"], ["tests/test_selection.py"]),
     (["pusupport/core/metrics.py"], ["tests/test_metrics.py"]),
-    (["pusupport/core/checkpoint.py", "pusupport/core/identity.py"], ["tests/test_checkpoint_unit.py"]),
+    (["pusupport/core/checkpoint.py", "pusupport/core/identity.py"],
+     ["tests/test_checkpoint_unit.py", "tests/test_identity.py"]),
     (["pusupport/book/records.py", "pusupport/book/claims.py"], ["tests/test_claims.py", "tests/test_records.py"]),
     (["pusupport/book/verdicts.py"], ["tests/test_verdicts.py", "tests/test_verdict_edges.py"]),
     (["pusupport/book/signflip.py"], ["tests/test_verdicts.py"]),
@@ -45,7 +46,8 @@ def _config(modules, tests) -> str:
     lines = ["[mutmut]", "source_paths = pusupport", "only_mutate ="]
     lines += [f"    {m}" for m in modules]
     lines += ["pytest_add_cli_args_test_selection ="] + [f"    {t}" for t in tests]
-    lines += ["also_copy =", "    book"]        # the registry reads the book's order (_toc.yml)
+    # the registry reads the book's order (_toc.yml); the rule's tests, the committed records
+    lines += ["also_copy =", "    book", "    results/reference/paper"]
     lines += ["pytest_add_cli_args =", "    -p", "    no:cacheprovider", ""]
     return "\n".join(lines)
 
