@@ -95,3 +95,43 @@ def test_meaning_leaves_out_comments_docstrings_layout_and_error_words_only():
     shown = 'Method("m", "M", "prose", risk=r, color="#fff", source="s", departures=(1,))'
     assert identity.meaning(shown) == identity.meaning('Method("m", "N", "other", risk=r)')
     assert identity.meaning(shown) != identity.meaning('Method("m", "M", "prose", risk=q)')
+
+
+def test_the_canonical_form_is_fixed_text():
+    """Every stored run is keyed through this text: a change of its form re-keys them all, so
+    it is pinned (fields by name, None and empty lists left out, values by repr)."""
+    assert identity.meaning("x = f(1, k=None)\n") == (
+        "Module(body=[Assign(targets=[Name(id='x',ctx=Store())],value=Call(func=Name(id='f',"
+        "ctx=Load()),args=[Constant(value=1)],keywords=[keyword(arg='k',value=Constant())]))])")
+    assert identity.meaning("x = []\n") == "Module(body=[Assign(targets=[Name(id='x',ctx=Store())],value=List(ctx=Load()))])"
+
+
+def test_a_method_s_presentation_is_left_out_in_every_form_and_nothing_else():
+    """The shown fields of a Method call — positional (label, description) or by keyword, the
+    call by name or through its module — and the words of an error, however nested; not
+    another call's arguments, a method's name, its risk or an error's other arguments."""
+    same = identity.meaning
+    assert same('Method("m", "M", "prose", r)') == same('Method("m", "N", "other", r)')
+    assert same('methods.Method("m", "M", risk=r, color="#000")') == same('methods.Method("m", "X", risk=r)')
+    assert same('Method("m", "M", "p", r)') != same('Method("n", "M", "p", r)')
+    assert same('Method("m", "M", "p", r)') != same('Method("m", "M", "p", q)')
+    assert same('Other("m", "M", color="#000")') != same('Other("m", "X", color="#fff")')
+    assert same('Method("m", "M", selects=True)') != same('Method("m", "M", selects=False)')
+    assert same('raise E(fmt("a"), x)') == same('raise E(fmt("b"), x)')
+    assert same('raise E("a", x)') != same('raise E("a", y)')
+
+
+def test_a_data_set_is_known_by_its_name_prior_every_tensor_and_its_split():
+    from pusupport.core.problem import hold_out
+    d = synthetic(0, n_labeled=10, n_unlabeled=40, n_test=20)
+    base = identity.data_identity(d)
+    assert set(base) == {"name", "prior", "tensors"} and base["prior"] == float(d.prior)
+    assert identity.data_identity(replace(d, name="other"))["name"] == "other"
+    assert identity.data_identity(replace(d, prior=0.3))["prior"] == 0.3
+    held = hold_out(d, 0.25, 0)
+    split = replace(held, x_val_u=held.x_val_u + 1)             # the split's rows count
+    assert len({identity.data_identity(x)["tensors"] for x in (d, held, split)}) == 3
+    # a checksum reads dtype and shape beside the bytes
+    zeros = torch.zeros(6, dtype=torch.int32)
+    assert len({identity.checksum(t) for t in (zeros, zeros.float(), zeros.reshape(2, 3))}) == 3
+    assert identity.checksum(zeros, zeros) != identity.checksum(zeros)
