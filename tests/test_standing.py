@@ -284,6 +284,7 @@ def test_every_row_of_the_method_table_is_its_method_s_declaration():
         m = get_method(name)
         row = table.loc[m.label]
         assert row.source == m.source and m.source
-        assert row["changed here"] == ("; ".join(f"{a} — {b}" for a, b in m.departures) or "—")
+        changes = recipes.departures().query("method == @m.label")
+        assert list(zip(changes["changed here"], changes.why)) == list(m.departures)
         assert row.settings.startswith("alpha = " if name == "vpu" else m.description if m.settings is None else "")
     assert "β = 0 and γ = 1" in recipes.SHARED

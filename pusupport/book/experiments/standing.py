@@ -151,14 +151,16 @@ def run_standing(page: Page, pages: dict) -> tuple[pd.DataFrame, dict]:
         histories.append(here.run(specs, make).assign(dataset=dataset))
         page.sources += [(f"{label} ({dataset})", t) for label, t in here.sources]
         data = make(here.seeds[0])
-        split = next(({"data": s.changes["data"]} for s in specs if s.changes.get("data")), {})  # as the runs hold out
+        # the split as the runs hold it out (none where no method of theirs reads one)
+        split = next(({"data": s.changes["data"]} for s in specs if s.changes.get("data")), {})
         trained = hold_out(data, split["data"]["validation"], here.seeds[0]) if split else data
+        positive_rate = float((data.y_test > 0).double().mean()) if len(data.y_test) else None
         meta[dataset] = {"status": "run", "seeds": here.seeds, "n_test": there.n_test,
                          "validation": bool(split), "fingerprint": there.fingerprint(),
                          "trained_fingerprint": replace(there, settings=there.settings.merge(split)).fingerprint(),
                          "trained_p": len(trained.x_p), "trained_u": len(trained.x_u),
                          "page_p": len(data.x_p), "page_u": len(data.x_u), "profile": page.profile,
-                         "test_positive_rate": float((data.y_test > 0).double().mean()) if len(data.y_test) else None}
+                         "test_positive_rate": positive_rate}
     history = pd.concat(histories, ignore_index=True) if histories else pd.DataFrame()
     return history, meta
 
