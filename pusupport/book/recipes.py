@@ -9,9 +9,10 @@ from dataclasses import fields
 import pandas as pd
 
 from ..core.methods import get_method
+from .experiments.standing import COMPARED
 
-#: The methods of the table, in its order: the paper's two, today's, then the counterfactuals.
-LISTED = ("nnpu", "aapu", "nnpu_sigmoid", "nnpusb", "vpu", "distpu", "robustpu", "negsel", "aapu_oracle")
+#: The methods of the table: aaPU, then those the page compares with it, in its order.
+LISTED = ("aapu", *COMPARED)
 #: What every row shares unless it says otherwise: the table's caption.
 SHARED = ("Every method trains on its comparison page's data (less the held-out PU split where "
           "one is), network, optimiser (Adam), epochs, batch size, learning rate and schedule, "
