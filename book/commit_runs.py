@@ -7,9 +7,9 @@ Every run of the build's run store that today's training code trained is copied 
 ``results/reference/<profile>/runs/`` under its portable key (what shapes its numbers, less
 the machine: :func:`pusupport.book.store.run_key`), with its record (page, seeds, the
 epochs it was evaluated at, and where, how and when it was trained); committed runs of
-other training code are removed. ``index.json`` there names the training code and the
-fingerprint of each page whose runs were committed: a build projects only the pages whose
-settings or code moved since. ``make book FRESH=1`` reads none of them.
+other training code are removed. ``index.json`` there names, for each page whose runs were
+committed, its fingerprint and the training code of the methods it runs: a build projects
+only the pages whose settings or code moved since. ``make book FRESH=1`` reads none of them.
 
     python book/commit_runs.py --check build/fresh/runs --profile cpu
 

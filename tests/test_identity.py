@@ -135,3 +135,49 @@ def test_a_data_set_is_known_by_its_name_prior_every_tensor_and_its_split():
     zeros = torch.zeros(6, dtype=torch.int32)
     assert len({identity.checksum(t) for t in (zeros, zeros.float(), zeros.reshape(2, 3))}) == 3
     assert identity.checksum(zeros, zeros) != identity.checksum(zeros)
+
+
+#: (module, text in it, its replacement, the methods whose runs it shapes among those below).
+BASELINE_EDITS = {
+    "Robust-PU's weight": ("core/baselines/robustpu.py", "return torch.exp(-loss / lam ** 2)",
+                           "return torch.exp(-loss / lam ** 3)", {"robustpu"}),
+    "MixUp's draws, which VPU and Dist-PU share": (
+        "core/baselines/draws.py", "import numpy as np", "import numpy as np\nSHIFT = 1", {"vpu", "distpu"}),
+    "nnPUSB's threshold, which scores every run that reads π": (
+        "core/baselines/nnpusb.py", "from ..risks import nnpu_risk", "from ..risks import nnpu_risk\nSHIFT = 1",
+        {"nnpu", "aapu", "robustpu", "distpu", "negsel"}),
+    "negative selection": ("core/baselines/negsel.py", "from functools import partial",
+                           "from functools import partial\nSHIFT = 1", {"negsel"}),
+}
+METHODS_SEEN = ("nnpu", "aapu", "robustpu", "vpu", "distpu", "negsel")
+
+
+@pytest.mark.parametrize("what", BASELINE_EDITS)
+def test_a_baseline_s_code_shapes_only_the_runs_that_execute_it(package, what):
+    """A run is keyed by the code its method executes: an edit to one baseline's module
+    re-keys that method's runs (and those of the methods that import it, or whose runs it
+    scores at its threshold), never another's; the package-wide version (committed parts,
+    checkpoints) moves either way."""
+    module, old, new, moved = BASELINE_EDITS[what]
+    run = {m: (identity.code_version(methods=[m]), run_key(replace(CFG, method=m), [0], DATA, stacked=False))
+           for m in METHODS_SEEN}
+    whole = identity.code_version()
+    package(module, old, new)
+    after = {m: (identity.code_version(methods=[m]), run_key(replace(CFG, method=m), [0], DATA, stacked=False))
+             for m in METHODS_SEEN}
+    assert {m for m in METHODS_SEEN if after[m] != run[m]} == moved
+    assert all(a != b for m in moved for a, b in zip(after[m], run[m]))
+    assert identity.code_version() != whole
+
+
+def test_a_method_s_code_is_the_package_less_the_baselines_no_run_of_it_executes():
+    sources = identity._sources(None)
+    assert identity._used_by(["nnpu"], sources) == {"core/baselines/nnpusb.py"}
+    assert identity._used_by(["vpu"], sources) == {"core/baselines/vpu.py", "core/baselines/draws.py"}
+    assert identity._used_by(["aapu_oracle"], sources) == {"core/baselines/oracle.py", "core/baselines/nnpusb.py"}
+    assert identity._used_by(["nnpu", "vpu"], sources) == {"core/baselines/nnpusb.py", "core/baselines/vpu.py",
+                                                           "core/baselines/draws.py"}
+    assert identity._registered(sources)["robustpu"] == "core/baselines/robustpu.py"
+    assert "nnpu" not in identity._registered(sources)       # the paper's methods: core/methods.py
+    every = list(identity._registered(sources))              # every baseline's runs: the whole package
+    assert identity.code_version(methods=every) == identity.code_version()

@@ -272,7 +272,7 @@ def test_committed_runs_are_read_on_another_machine_and_retrained_once_their_ide
     page("synthetic", tmp_path / "lr", lr=2e-4).run()                # other settings
     assert trained and "committed" not in capsys.readouterr().out
     trained.clear()
-    monkeypatch.setattr(stores, "code_version", lambda *a: "moved")  # other training code
+    monkeypatch.setattr(stores, "code_version", lambda *a, **k: "moved")  # other training code
     page("synthetic", tmp_path / "code").run()
     assert trained and "committed" not in capsys.readouterr().out
     monkeypatch.undo()
@@ -287,8 +287,8 @@ def test_committed_runs_are_read_on_another_machine_and_retrained_once_their_ide
 
 def test_commit_runs_indexes_the_pages_a_build_need_not_train(tmp_path, monkeypatch, capsys):
     """``make commit-runs`` writes the committed runs and an index of each page's
-    fingerprint and the training code: a build projects those pages as read, until the
-    page's settings or the training code move."""
+    fingerprint and the training code of the methods it runs: a build projects those pages
+    as read, until the page's settings or that code move (not another method's)."""
     import importlib.util
     from pusupport.book import committed as committed_runs
     spec = importlib.util.spec_from_file_location("commit_runs", ROOT / "book" / "commit_runs.py")
@@ -302,6 +302,12 @@ def test_commit_runs_indexes_the_pages_a_build_need_not_train(tmp_path, monkeypa
     index = json.loads((tmp_path / "reference" / "smoke" / "runs" / "index.json").read_text())
     assert list(index["pages"]) == ["synthetic"]
     assert committed_runs.pages_committed("smoke", tmp_path / "reference") == {"synthetic"}
+    real = committed_runs.code_version
+    for moved, still in (("robustpu", {"synthetic"}), ("nnpu", set())):   # a method it does not run, one it does
+        monkeypatch.setattr(committed_runs, "code_version",
+                            lambda ref=None, methods=None, m=moved: real(ref, methods) + ("'" if m in methods else ""))
+        assert committed_runs.pages_committed("smoke", tmp_path / "reference") == still, moved
+    monkeypatch.setattr(committed_runs, "code_version", real)
     monkeypatch.setattr(committed_runs, "page_at", lambda name, profile: page(name, tmp_path, lr=1e-3))
     assert committed_runs.pages_committed("smoke", tmp_path / "reference") == set()
 

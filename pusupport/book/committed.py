@@ -367,12 +367,17 @@ def _write_union(folder: Path, code: Page) -> None:
 
 
 def runs_index(profile: str, pages=None) -> dict:
-    """What the book's committed runs at ``profile`` were trained for: the training code
-    and the fingerprint (:meth:`~pusupport.book.page.Page.fingerprint`) of each of ``pages``
-    (default: every page of the book) at the time."""
+    """What the book's committed runs at ``profile`` were trained for: per page of ``pages``
+    (default: every page of the book), its fingerprint
+    (:meth:`~pusupport.book.page.Page.fingerprint`) and the training code of the methods it
+    runs (:func:`~pusupport.core.identity.code_version`) at the time."""
     names = [e["page"] for e in registry.book_pages() if pages is None or e["page"] in pages]
-    return {"training_code": code_version(),
-            "pages": {name: page_at(name, profile).fingerprint() for name in names}}
+    return {"pages": {name: _trained_for(page_at(name, profile)) for name in names}}
+
+
+def _trained_for(page) -> dict:
+    return {"fingerprint": page.fingerprint(),
+            "training_code": code_version(methods=sorted({r.method for r in page.plan()}))}
 
 
 def pages_committed(profile: str, root: Path = REFERENCE) -> set:
@@ -383,7 +388,5 @@ def pages_committed(profile: str, root: Path = REFERENCE) -> set:
     if os.environ.get(FRESH) or not path.exists():
         return set()
     index = json.loads(path.read_text())
-    now = runs_index(profile, index["pages"])
-    if index["training_code"] != now["training_code"]:
-        return set()
-    return {page for page, fingerprint in index["pages"].items() if now["pages"].get(page) == fingerprint}
+    now = runs_index(profile, index["pages"])["pages"]
+    return {page for page, then in index["pages"].items() if now.get(page) == then}

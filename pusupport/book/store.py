@@ -2,7 +2,7 @@
 
 A run — one method's settings on some seeds' data — is known by its key: every setting
 that shapes its numbers, the seeds, a checksum of each seed's data, the version of the code
-that trains (:func:`~pusupport.core.checkpoint.code_version`), and how it
+that trains it (its method's: :func:`~pusupport.core.identity.code_version`), and how it
 runs (device, threads, stacked or one by one). A page that needs a run already in the
 store (trained by another page of the build, or by an earlier build into the same
 folder) reads its history instead of training it again, provided the stored run was
@@ -61,7 +61,7 @@ def run_key(cfg, seeds, datas, stacked: bool, settings: dict | None = None,
         settings = {k: v for k, v in asdict(cfg).items() if k not in NOT_IN_KEY}
     runtime = resolve(cfg).numbers()
     what = {"settings": settings, "seeds": list(seeds), "data": [data_identity(d) for d in datas],
-            "code": code_version(), "stacked": stacked, **(
+            "code": code_version(methods=[settings["method"]]), "stacked": stacked, **(
                 {"device": runtime["device"]} if portable else
                 {"runtime": runtime, "threads": torch.get_num_threads()})}
     return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:20]
@@ -71,7 +71,7 @@ def trained_on(cfg) -> dict:
     """Where and how a run is trained now: the commit, machine, CPU or GPU, precision,
     threads and date (a stored run's provenance)."""
     runtime = resolve(cfg)
-    return {"commit": code_commit(), "code": code_version(), "cpu": cpu_model(),
+    return {"commit": code_commit(), "code": code_version(methods=[cfg.method]), "cpu": cpu_model(),
             "gpu": torch.cuda.get_device_name(runtime.device) if runtime.device.type == "cuda" else None,
             "precision": runtime.precision(), "numbers": runtime.numbers(),
             "threads": torch.get_num_threads(), "torch": torch.__version__,
@@ -291,18 +291,21 @@ def commit_runs(store: Path, committed: Path) -> dict:
     ``<key>.csv.gz``, its record (who trained it, where, when: :func:`trained_on`), and what
     it keeps up to :data:`MAX_KEPT` bytes. Committed runs of other training code are
     stale and removed. Returns how many runs were added, kept and removed."""
-    code, committed = code_version(), Path(committed)
+    committed = Path(committed)
     committed.mkdir(parents=True, exist_ok=True)
+
+    def today(meta) -> bool:                 # trained by today's code for its method
+        return meta.get("trained", {}).get("code") == code_version(methods=[meta["method"]])
     removed = 0
     for meta_path in committed.glob("*.json"):
-        if meta_path.name != "index.json" and json.loads(meta_path.read_text())["trained"]["code"] != code:
+        if meta_path.name != "index.json" and not today(json.loads(meta_path.read_text())):
             for path in committed.glob(f"{meta_path.stem}.*"):
                 path.unlink()
             removed += 1
     added = 0
     for meta_path in sorted(Path(store).glob("*.json")):
         meta = json.loads(meta_path.read_text())
-        if meta.get("trained", {}).get("code") != code:
+        if not today(meta):
             continue
         key, kept = meta["portable"], meta_path.with_suffix(".pt")
         if meta["kept"] and kept.stat().st_size > MAX_KEPT:

@@ -7,6 +7,8 @@ parts all key runs by these. The code is hashed by meaning: its syntax tree, wit
 comments, docstrings, error messages or a method's presentation (label, colour, prose,
 sources: the :class:`~pusupport.core.methods.Method` fields marked ``shown``), so that
 rewording, recolouring or reformatting keeps every stored run, and editing a risk does not.
+A run's code is its method's: a module of :data:`BASELINES` that no run of it executes
+is left out, so editing one baseline retrains that baseline's runs only.
 """
 from __future__ import annotations
 
@@ -102,12 +104,63 @@ def meaning(text: bytes | str) -> str:
     return _canonical(_Meaning().visit(ast.parse(text)))
 
 
-def code_version(ref: str | None = None) -> str:
+#: Where the methods people use today live: a module there shapes only the runs that use it.
+BASELINES = "core/baselines/"
+
+
+def _registered(sources) -> dict[str, str]:
+    """{method name: the module of :data:`BASELINES` that registers it}, read from the
+    ``register(Method("name", …))`` calls in the source text."""
+    found = {}
+    for name, text in sources:
+        if name.startswith(BASELINES):
+            for node in ast.walk(ast.parse(text)):
+                if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "register"
+                        and node.args and isinstance(node.args[0], ast.Call) and node.args[0].args
+                        and _is_text(node.args[0].args[0])):
+                    found[node.args[0].args[0].value] = name
+    return found
+
+
+def _imported(text) -> set[str]:
+    """The modules of :data:`BASELINES` that a module there imports (``from .x import``)."""
+    return {f"{BASELINES}{node.module}.py" for node in ast.walk(ast.parse(text))
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module}
+
+
+def _used_by(methods, sources) -> set[str]:
+    """The modules of :data:`BASELINES` a run of each of ``methods`` executes: the one that
+    registers it, those that register the methods it trains as before its first selection
+    and those that score it at another threshold (its views), and what they import."""
+    from .methods import METHODS, views_of
+    names = set()
+    for m in methods:
+        method = METHODS[m]
+        names |= {m, *(v.name for v in views_of(m)), *filter(None, [method.before_selection, method.view_of])}
+    registered, texts = _registered(sources), dict(sources)
+    todo = {registered[n] for n in names if n in registered}
+    used = set()
+    while todo:
+        module = todo.pop()
+        used.add(module)
+        todo |= _imported(texts[module]) - used
+    return used
+
+
+def code_version(ref: str | None = None, methods=None) -> str:
     """A hash of the meaning (:func:`meaning`) of the code that trains, in this checkout or
     at the git commit ``ref``: a stored run, checkpoint or committed part from other
-    training code is not reused; one from a reworded docstring, a colour or a page is."""
+    training code is not reused; one from a reworded docstring, a colour or a page is.
+    ``methods``: the code that trains runs of these methods only — every module but those of
+    :data:`BASELINES` that no run of theirs executes (:func:`_used_by`), so that editing
+    one baseline keeps every other method's runs."""
+    sources = _sources(ref)
+    if methods is not None:
+        used = _used_by(methods, sources)
+        sources = [(name, text) for name, text in sources
+                   if not name.startswith(BASELINES) or name == f"{BASELINES}__init__.py" or name in used]
     digest = hashlib.sha256()
-    for name, text in sorted(_sources(ref)):
+    for name, text in sorted(sources):
         digest.update(name.encode() + b"\0" + meaning(text).encode() + b"\0")
     return digest.hexdigest()[:16]
 
