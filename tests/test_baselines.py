@@ -201,6 +201,23 @@ def test_negative_selection_takes_the_smallest_scored_losses():
     assert aapu.indices.tolist() == [0, 1]
 
 
+def adam_steps(monkeypatch) -> list:
+    """Each optimiser step's (rate, weight decay, the steps its moments had seen), as Adam
+    takes them from here on."""
+    seen = []
+
+    class Spy(torch.optim.Adam):
+        def step(self, *args, **kwargs):
+            group = self.param_groups[0]
+            first = group["params"][0]
+            seen.append((group["lr"], group["weight_decay"],
+                         int(self.state[first]["step"]) if first in self.state else 0))
+            return super().step(*args, **kwargs)
+
+    monkeypatch.setattr(torch.optim, "Adam", Spy)
+    return seen
+
+
 def test_robust_pu_welsch_weight_and_schedule_by_hand():
     from pusupport.core.baselines.robustpu import lam_at, welsch
     assert welsch(torch.tensor(math.log(2)), 1.0).item() == pytest.approx(0.5)
@@ -214,6 +231,46 @@ def test_robust_pu_warms_up_as_nnpu_then_weighs():
     warm = train(data(0), seed=0, method="nnpu_sigmoid", **STACKING).history
     pd.testing.assert_frame_equal(robust[cols].iloc[:2], warm[cols].iloc[:2])   # epochs 1–2: nnPU
     assert not robust.risk.iloc[2:].equals(warm.risk.iloc[2:])
+
+
+def test_robust_pu_stops_as_its_authors_do_by_hand():
+    """A value below every earlier one is the best; five values after it without a lower one
+    end the run and the best is restored (an equal value is no improvement); a run that
+    never stops restores its lowest."""
+    from pusupport.core.baselines.robustpu import stop
+    assert stop([5, 4, 3, 3.5, 3.2, 3.1, 3.0, 3.05, 2.0]) == 2       # 2.0 comes after the stop
+    assert stop([5, 4, 3, 3.5, 3.2, 3.1, 3.0, 2.0]) == 7             # a lower value in time
+    assert stop([2, 2, 2, 2, 2, 2, 1]) == 0
+    assert stop([3, 2, 1]) == 2
+
+
+def test_robust_pu_starts_a_fresh_adam_each_weighted_epoch_at_its_authors_rate(monkeypatch):
+    """6 epochs, the first weighted one the third: the page's Adam (3e-3) through the
+    warm-up, then each episode a fresh Adam at 1e-4 without weight decay."""
+    seen = adam_steps(monkeypatch)
+    train(data(0), seed=0, method="robustpu", **{**STACKING, "batch_size": 400, "weight_decay": 1e-3})
+    assert seen == [(3e-3, 1e-3, 0), (3e-3, 1e-3, 1)] + [(1e-4, 0.0, 0)] * 4
+
+
+@pytest.mark.usefixtures("float64")
+def test_robust_pu_reports_the_model_its_stop_restores_with_every_view():
+    """With a held-out PU split, its criterion is scored after each weighted epoch only (none
+    in the warm-up) and its own choice is the stop's epoch; that row holds the common
+    threshold's error and its per-point errors, as a last epoch does. A method without a
+    stop keeps them at its last epoch alone."""
+    from pusupport.core.baselines.robustpu import stop
+    from pusupport.core.evaluation import at_own_choice
+    from pusupport.core.problem import hold_out
+    d = hold_out(data(0), 1 / 12, 0)
+    run = {**STACKING, "epochs": 12, "eval_every": 1}
+    h, nnpu = (train(d, seed=0, method=m, **run) for m in ("robustpu", "nnpu"))
+    h = h.history
+    assert h.val_risk.isna().tolist() == [True, True] + [False] * 10       # weighted from epoch 3
+    chosen = at_own_choice(h)
+    assert chosen.epoch.item() == 3 + stop(h.val_risk.dropna().to_numpy())
+    assert chosen[["test_error:nnpusb", "test_wrong", "test_wrong:nnpusb"]].notna().all(axis=None)
+    assert h["test_error:nnpusb"].notna().all()                       # at every evaluation
+    assert nnpu.history["test_error:nnpusb"].notna().tolist() == [False] * 11 + [True]
 
 
 def test_dist_pu_alignment_and_entropy_by_hand():
@@ -235,17 +292,7 @@ def test_dist_pus_second_stage_starts_a_fresh_adam_at_its_own_rates(monkeypatch)
     """6 epochs: 3 of warm-up (Adam at 5e-4, decay 5e-3, a cosine to 0), then a fresh Adam at
     5e-5 (decay 1e-3, a cosine to 3.5e-5): its first step finds no moments."""
     from pusupport.core.baselines.distpu import cosine
-    seen = []
-
-    class Spy(torch.optim.Adam):
-        def step(self, *args, **kwargs):
-            group = self.param_groups[0]
-            first = group["params"][0]
-            seen.append((group["lr"], group["weight_decay"],
-                         int(self.state[first]["step"]) if first in self.state else 0))
-            return super().step(*args, **kwargs)
-
-    monkeypatch.setattr(torch.optim, "Adam", Spy)
+    seen = adam_steps(monkeypatch)
     d = data(0)
     train(d, seed=0, method="distpu", **{**STACKING, "batch_size": 400})   # one step an epoch
     assert [round(lr, 12) for lr, _, _ in seen] == [round(x, 12) for x in (
@@ -347,6 +394,10 @@ def test_the_standing_page_gives_vpu_its_authors_lambda_where_they_give_one():
     ("robustpu", {"class_ratio": (1, 0)}, "two positive numbers"),
     ("robustpu", {"episodes": 0}, "weighted epochs >= 1"),
     ("distpu", {"first_share": 1.0}, "strictly between 0 and 1"),
+    ("distpu", {"alpha": 0.0}, "alpha > 0"),
+    ("distpu", {"clip": -1.0}, "clip must be > 0"),
+    ("distpu", {"entropy": -0.1}, "must be >= 0"),
+    ("robustpu", {"lr": 0.0}, "rate > 0"),
     ("vpu", {"alpha": 0.0}, "alpha > 0")])
 def test_a_methods_own_setting_out_of_range_names_the_fix(method, bad, fix):
     from pusupport.core.config import TrainConfig

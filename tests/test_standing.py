@@ -221,12 +221,17 @@ def test_at_their_own_choice_runs_are_read_where_their_criterion_is_lowest():
     assert standing.standings(known_history(), META, at=standing.AT["own choice"]).empty
 
 
-def test_no_split_is_held_out_where_vpu_cannot_run():
-    """At `smoke` VPU is listed on 20 News but not run there (MixUp on sparse rows): its
-    runs keep all their training data."""
+def test_a_split_is_held_out_where_a_method_that_reads_one_runs():
+    """At `smoke` VPU is listed on 20 News but not run there (MixUp on sparse rows); Robust-PU
+    runs there and its stop reads the split, so every run there holds it out; at `cpu` the
+    real data sets compare nnPU alone, and their runs keep all their training data."""
+    split = {"validation": standing.VALIDATION}
     held = {(s.dataset, s.method): s.changes.get("data") for s in page_at("smoke").plan()}
-    assert {v for (d, _), v in held.items() if d == "20news"} == {None}
-    assert held["fashion_mnist", "nnpu"] == {"validation": standing.VALIDATION}
+    assert ("20news", "vpu") not in held and ("20news", "robustpu") in held
+    assert all(v == split for (d, _), v in held.items() if d == "20news")
+    assert held["fashion_mnist", "nnpu"] == split
+    cpu = {(s.dataset, s.method): s.changes.get("data") for s in page_at("cpu").plan()}
+    assert all(v is None for (d, _), v in cpu.items() if d != "synthetic")
 
 
 def test_without_a_split_no_epoch_is_chosen():

@@ -7,7 +7,7 @@ import math
 
 import torch
 
-from .methods import view_column, views_of
+from .methods import METHODS, view_column, views_of
 from .risks import nnpu_risk
 from .metrics import average_precision, pack_rows, roc_auc, wrong_rows, zero_one_error
 from .selection import negative_losses
@@ -70,7 +70,7 @@ def validation_risks(groups: list, scored) -> list[float]:
     out = []
     for g in groups:
         if g.method.validation:
-            value = g.method.validation(g_p[g.rows], g_u[g.rows])
+            value = g.method.validation(g_p[g.rows], g_u[g.rows], g.prior, g.state)
         elif g.method.needs_prior:
             value = nnpu_risk(g_p[g.rows], g_u[g.rows], g.prior, "sigmoid").value
         else:
@@ -80,13 +80,19 @@ def validation_risks(groups: list, scored) -> list[float]:
 
 
 def at_own_choice(history, by=("method", "seed")):
-    """Each run's row at its own label-free choice of epoch: the evaluated epoch with the
-    lowest ``val_risk`` (the first of equals; :func:`validation_risks`), read from the
-    validation split alone — no test label enters the choice. Runs without one are left out."""
+    """Each run's row at its own label-free choice of epoch: where its method's recipe stops
+    and restores (:attr:`~pusupport.core.methods.Method.stop`), else the evaluated epoch
+    with the lowest ``val_risk`` (the first of equals; :func:`validation_risks`), read
+    from the validation split alone — no test label enters the choice. Runs without one are
+    left out."""
     if "val_risk" not in history:
         return history.iloc[:0]
-    rows = history.dropna(subset=["val_risk"])
-    return rows.loc[rows.groupby(list(by), sort=False).val_risk.idxmin()]
+    chosen = []
+    for _, run in history.dropna(subset=["val_risk"]).groupby(list(by), sort=False):
+        method = METHODS.get(run.method.iloc[0])            # a label that names no method: none
+        run, stop = run.sort_values("epoch", kind="stable"), method and method.stop
+        chosen.append(run.index[stop(run.val_risk.to_numpy())] if stop else run.val_risk.idxmin())
+    return history.loc[chosen]
 
 
 class Scored:

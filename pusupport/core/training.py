@@ -168,6 +168,7 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
     threshold = None, None                   # (each member's decision threshold, its epoch)
     rows_scored = DRY_RUN_ROWS if cfg.dry_run else None
     supervised = groups[0].method.supervised
+    stopping = [bool(gr.method.stop) for gr in groups for _ in range(gr.start, gr.stop)]
     last = cfg.visited_epochs()[-1]          # the last epoch (a dry run's last visited one)
 
     def scores(x):                           # a method's second forward pass
@@ -233,10 +234,12 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
         if datas[0].x_val_p is not None:     # the held-out PU split's criterion (no labels)
             held = validation_risks(groups, scored) if cfg.evaluates_at(epoch) else [math.nan] * K
             viewed = [{"val_risk": v} for v in held]
-        if epoch == last and n_test > 0:     # a view's final error: U scored once a run
-            viewed = [{**h, **v, "test_wrong": w} for h, v, w in
+        restores = stopping if cfg.evaluates_at(epoch) else [False] * K
+        if (epoch == last or any(restores)) and n_test > 0:   # views: U scored once a run, or
+            # at each evaluation of a member whose recipe may restore an evaluated model
+            viewed = [{**h, **v, "test_wrong": w} if epoch == last or r else h for h, v, w, r in
                       zip(viewed, view_errors(groups, scored, scored("x_test"), y_test),
-                          final_wrong(scored("x_test"), y_test, threshold[0]))]
+                          final_wrong(scored("x_test"), y_test, threshold[0]), restores)]
         if supervised:
             train_errors = [math.nan] * K
             if cfg.evaluates_at(epoch):

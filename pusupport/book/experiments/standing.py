@@ -54,15 +54,16 @@ WIN, LOSE, TIE, OPEN = "aaPU better", "aaPU worse", "tie (within ±Δ)", "undeci
 
 
 #: The PU validation split held out of the training P and U where a compared method's recipe
-#: chooses its epoch on one (VPU): its authors' share, 5,000 of Fashion-MNIST's 60,000 rows.
-#: Every method of that data set then trains without it and is reported both at its last
-#: epoch and at its own label-free choice.
+#: reads one (VPU's choice of epoch, Robust-PU's early stop): VPU's authors' share, 5,000 of
+#: Fashion-MNIST's 60,000 rows. Every method of that data set then trains without it and is
+#: reported both at its last epoch and at its own label-free choice.
 VALIDATION = 1 / 12
 
 
 def held_out(methods) -> dict:
-    """The data changes of a data set whose ``methods`` choose an epoch on a PU split."""
-    return {"data": {"validation": VALIDATION}} if any(get_method(m).validation for m in methods) else {}
+    """The data changes of a data set whose ``methods`` read a PU split in their recipe."""
+    reads = any(get_method(m).validation or get_method(m).stop for m in methods)
+    return {"data": {"validation": VALIDATION}} if reads else {}
 
 
 def mixes_on_sparse(method: str, dataset: str) -> bool:
@@ -179,8 +180,13 @@ def data_trained(meta: dict) -> pd.DataFrame:
 
 
 def _final(history: pd.DataFrame) -> pd.DataFrame:
-    last = history.groupby(["dataset", "method", "seed"]).epoch.transform("max")
-    return history[history.epoch == last]
+    """Each run's final model: its last epoch's, or the one its recipe's stop restores
+    (Robust-PU: :attr:`~pusupport.core.methods.Method.stop`) where a split was scored."""
+    runs = ["dataset", "method", "seed"]
+    last = history[history.epoch == history.groupby(runs).epoch.transform("max")]
+    restored = own_choice(history[history.method.map(lambda m: bool(get_method(m).stop))])
+    replaced = last.set_index(runs).index.isin(restored.set_index(runs).index)
+    return pd.concat([last[~replaced], restored]).sort_index()
 
 
 def own_choice(history: pd.DataFrame) -> pd.DataFrame:
@@ -190,7 +196,13 @@ def own_choice(history: pd.DataFrame) -> pd.DataFrame:
     return at_own_choice(trained, by=("dataset", "method", "seed"))
 
 
-#: Where each run is read: its last epoch, or its own label-free choice.
+#: The criterion a method's own choice reads, by whether it has its own and whether its recipe stops.
+CRITERIA = {(True, False): "its authors': the variational loss",
+            (False, False): "the book's: the non-negative PU sigmoid risk, the lowest",
+            (True, True): "its authors' early stop (patience 5) on the non-negative PU sigmoid risk"}
+
+#: Where each run is read: its last epoch (a recipe that stops: the model it restores), or
+#: its own label-free choice.
 AT = {"last epoch": _final, "own choice": own_choice}
 
 
@@ -200,9 +212,8 @@ def chosen_epochs(history: pd.DataFrame) -> pd.DataFrame:
     chosen = own_choice(history)
     table = chosen.groupby(["dataset", chosen.method.map(lambda m: get_method(m).label)],
                            sort=False).epoch.agg(["median", "min", "max"])
-    own = {get_method(m).label for m in chosen.method if get_method(m).validation}
-    table["criterion"] = ["its authors': the variational loss" if m in own else
-                          "the book's: the non-negative PU sigmoid risk" for _, m in table.index]
+    methods = {get_method(m).label: get_method(m) for m in chosen.method}
+    table["criterion"] = [CRITERIA[bool(methods[m].validation), bool(methods[m].stop)] for _, m in table.index]
     return table.rename_axis(["data set", "method"])
 
 

@@ -54,6 +54,12 @@ class Settings:
                              "epochs must lie strictly between 0 and 1 (the authors: 0.5)")
         if not (self.warm_up_lr > 0 and self.lr > 0 and 0 <= self.final_lr_share <= 1):
             raise ValueError("Dist-PU needs warm_up_lr > 0, lr > 0 and 0 <= final_lr_share <= 1")
+        if not (self.alpha > 0 and self.clip > 0):
+            raise ValueError(f"alpha={self.alpha!r}, clip={self.clip!r}: MixUp's Beta(α, α) needs "
+                             "alpha > 0 and the scores' clip must be > 0 (the authors: 6 and 10)")
+        if min(self.mu_entropy, self.mixup, self.mix_entropy, self.entropy, self.warm_up_weight_decay,
+               self.weight_decay) < 0:
+            raise ValueError("Dist-PU's loss weights and weight decays must be >= 0")
 
 
 def first_stage(cfg) -> int:
