@@ -102,9 +102,9 @@ class Method:
     epoch) → (lr, weight_decay, fresh)`` (optional): its own rates for an epoch, and whether
     Adam starts afresh at it (default: the config's rate and weight decay, one Adam a run);
     ``second_stage(config)``: the first epoch of its second stage, where it has one (a dry
-    run steps there too). ``validation(g_p, g_u, prior, state) → (K,)``: its authors' label-free model
-    selection criterion on a held-out PU split (lower is better; VPU's variational loss; NaN
-    where a member chooses no epoch yet); without one, a method is offered
+    run steps there too). ``validation(g_p, g_u, prior, state) → (K,)``: its authors'
+    label-free model selection criterion on a held-out PU split (lower is better; VPU's
+    variational loss; NaN where a member chooses no epoch yet); without one, a method is offered
     :func:`~pusupport.core.evaluation.validation_risks`' default. ``stop(values) → i``: its
     recipe's early stop on that criterion (its values at the evaluated epochs, in order): the
     position of the model it restores and reports (default: none — the lowest value is its
