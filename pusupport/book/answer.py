@@ -61,12 +61,12 @@ AT_THE_PAPERS_SCALE = (
 #: The clamp's effect on nnPU with both runs scored at nnPUSB's threshold.
 CLAMP_AT_ONE = "the clamp in nnPU, both at nnPUSB's threshold"
 #: What S adds under the clamp with both runs scored at nnPUSB's threshold.
-CLAMPED_AT_ONE = "aaPU − nnPU, both clamped, both at nnPUSB's threshold"
+CLAMPED_AT_ONE = "aaPU − nnPU, both clamped, at nnPUSB's threshold"
 #: What S adds under the clamp when it grows by n_select an epoch (no re-picks).
 GROWN = "aaPU − nnPU, both clamped, S never re-picked"
 #: (a difference, the same with both at one threshold): the pairs :func:`decomposition` splits.
 SPLIT = (("aaPU − nnPU", BOTH_AT_ONE), ("the clamp in nnPU", CLAMP_AT_ONE),
-         ("aaPU − nnPU, both clamped", CLAMPED_AT_ONE), (GROWN, f"{GROWN}, both at nnPUSB's threshold"))
+         ("aaPU − nnPU, both clamped", CLAMPED_AT_ONE), (GROWN, "aaPU − nnPU never re-picked, at nnPUSB's threshold"))
 #: The runs of a record with the clamp in both methods and S never re-picked, as named here.
 GROWING = "correction=clamp allow_repick=False"
 #: On the readings page's runs (the synthetic task): the clamp's part.
