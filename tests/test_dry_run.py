@@ -42,9 +42,9 @@ def dry_run(root, page: dict) -> tuple[dict, str]:
     return json.loads((folder / "summary.json").read_text()), printed
 
 
-#: One half of the pages' dry runs by time: about 2.3 and 2.1 of the 4.4 minutes they took
-#: one after the other on this machine, each step on 32 rows of a paper-sized batch (the
-#: standing page dry-runs every method on every data set: 45 s; own_data 36 s).
+#: One half of the pages' dry runs by time: about 3.0 and 3.2 minutes beside the other half
+#: on this machine's two cores (the standing page dry-runs every method on every data set:
+#: 65 s; own_data 19 s, its P-vs-U classifier scoring the first rows as the loop does).
 FIRST_HALF = ("standing", "histograms", "adding_p", "memorization", "own_data")
 
 

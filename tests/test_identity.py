@@ -135,6 +135,15 @@ def test_a_data_set_is_known_by_its_name_prior_every_tensor_and_its_split():
     zeros = torch.zeros(6, dtype=torch.int32)
     assert len({identity.checksum(t) for t in (zeros, zeros.float(), zeros.reshape(2, 3))}) == 3
     assert identity.checksum(zeros, zeros) != identity.checksum(zeros)
+    # computed once per tensor, again once it is changed in place (a new tensor: its own)
+    x = torch.arange(12.0)
+    first = identity.checksum(x, zeros)
+    assert identity.checksum(x, zeros) == first == identity.checksum(x.clone(), zeros)
+    x[3] += 1
+    assert identity.checksum(x, zeros) == identity.checksum(x.clone(), zeros) != first
+    with torch.inference_mode():                   # no version counter: computed every time
+        y = torch.arange(12.0)
+    assert identity.checksum(y, zeros) == first
 
 
 #: (module, text in it, its replacement, the methods whose runs it shapes among those below).

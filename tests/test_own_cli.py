@@ -407,11 +407,11 @@ def test_labelling_every_training_positive_says_u_would_hold_none(capsys, digits
 
 @pytest.mark.parametrize("checkpoints", [False, True])
 def test_ctrl_c_during_training_is_one_line_and_exit_status_130(capsys, monkeypatch, tmp_path, checkpoints):
-    from pusupport.apps import commands
+    from pusupport.apps import own
 
     def interrupted(problem, cfg):
         raise KeyboardInterrupt
-    monkeypatch.setattr(commands, "train", interrupted)
+    monkeypatch.setattr(own, "fit", interrupted)
     table = pd.DataFrame({"x": np.arange(40.0), "label": [0, 1] * 20})
     table.to_csv(tmp_path / "t.csv", index=False)
     extra = ["--checkpoint-dir", tmp_path / "ck"] if checkpoints else []

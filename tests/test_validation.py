@@ -111,3 +111,29 @@ def test_every_method_s_own_choice_reads_only_the_held_out_split(make):
         pd.testing.assert_series_equal(clean.val_risk, flipped.val_risk, obj=method)
         assert at_own_choice(clean).epoch.tolist() == at_own_choice(flipped).epoch.tolist(), method
         assert not clean.test_error.dropna().equals(flipped.test_error.dropna()), method
+
+
+@pytest.mark.usefixtures("float64")
+def test_your_data_keep_a_stopping_recipes_model_at_its_stop():
+    """Robust-PU through the command line, the Python estimator or the own-data page
+    (``own.fit``): its patience reads a PU split held out of training, and the model kept is
+    the run's at the stop, trained again — every epoch it shares with the run equal to it. A
+    method that never stops trains once, on all of the data."""
+    from pusupport.apps import own
+    from pusupport.core.config import TrainConfig, authors_recipe
+    full = synthetic(0, n_labeled=48, n_unlabeled=360, n_test=400)
+    cfg = authors_recipe(TrainConfig(method="robustpu", **{**RUN, "epochs": 40}))
+    kept, said = own.fit(full, cfg)
+    whole = train(hold_out(full, own.STOP_SPLIT, cfg.seed), cfg).history
+    stop = int(at_own_choice(whole).epoch.iloc[0])
+    assert 4 < stop < whole.epoch.max() == 40                  # a weighted epoch, before the last
+    assert kept.history.epoch.max() == stop and f"after epoch {stop} of the 40 trained" in said
+    assert "(4 labelled, 30 unlabelled)" in said
+    shared = ["epoch", "risk", "test_error", "test_auc", "val_risk"]
+    pd.testing.assert_frame_equal(kept.history[shared].reset_index(drop=True),
+                                  whole[whole.epoch <= stop][shared].reset_index(drop=True))
+    plain = TrainConfig(method="nnpu", **RUN)
+    kept, said = own.fit(full, plain)
+    assert said == "" and len(kept.history) == 12
+    pd.testing.assert_frame_equal(kept.history.drop(columns="wall_time"),
+                                  train(full, plain).history.drop(columns="wall_time"))

@@ -8,7 +8,6 @@ from . import own, pu_data, reading
 from ..core.atomic import atomic_write_text
 from .saved import load_model
 from .words import SPELLING, U_MEANING
-from ..core.training import train
 
 
 class LearnedNothing(Exception):
@@ -95,7 +94,9 @@ def train_model(args) -> None:
           f"{f' ({reading.TEST_FRACTION:.0%} of the table, held out: it has no test split)' if data.held_out else ''}; "
           f"{cfg.method} with {cfg.model.name} for {cfg.epochs} epochs (batch {cfg.batch_size}, "
           f"lr {cfg.lr:g}), " + (f"π = {problem.prior:.3f}" if needs_prior else "no π"))
-    result = train(problem, cfg)
+    result, stopped = own.fit(problem, cfg)
+    if stopped:
+        print(stopped)
     last = result.history.iloc[-1]
     if len(problem.x_test):
         print(f"test error {last.test_error:.4f}, AUC {last.test_auc:.4f}")

@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from ..core.config import ModelConfig, Settings, TrainConfig, as_model_config, authors_recipe, merge
+from ..core.config import DRY_RUN_ROWS, ModelConfig, Settings, TrainConfig, as_model_config, authors_recipe, merge
 from ..core.problem import PUData, make_pu
 from .prior import estimate_prior
 from .reading import OwnData
@@ -164,7 +164,9 @@ def check_trained(result, data: PUData, spelling: str = "python") -> str:
     from ..core.runtime import resolve
     say = SPELLING[spelling]
     longer = ", ".join(say[k] for k in ("epochs", "lr", "batch_size") if k in say)
-    x = data.x_test if len(data.x_test) else data.x_u
+    x, truth = (data.x_test, data.y_test.cpu() > 0) if len(data.x_test) else (data.x_u, None)
+    if result.config.dry_run:                      # the first rows, as the training loop scores
+        x, truth = x[:DRY_RUN_ROWS], truth if truth is None else truth[:DRY_RUN_ROWS]
     device = next(result.model.parameters()).device
     scores = predict(result.model, x.to(device), amp=resolve(result.config).bf16).cpu()
     scores = scores - result.threshold                        # the method's decision rule
@@ -175,8 +177,7 @@ def check_trained(result, data: PUData, spelling: str = "python") -> str:
     if problem:
         return (f"the trained classifier is degenerate: {problem}. {check[0].upper()}{check[1:]}"
                 f"longer or faster ({longer})")
-    if len(data.x_test):
-        truth = data.y_test.cpu() > 0
+    if truth is not None:
         error, positive = float(((scores > 0) != truth).float().mean()), float(truth.float().mean())
         trivial = min(positive, 1 - positive)
         if error >= trivial:
@@ -241,6 +242,39 @@ def train_config(n_unlabeled: int, model: ModelConfig, method: str = "aapu", epo
     if small and not cfg.lr_schedule and "lr_schedule" not in overrides and epochs >= 5:
         cfg = replace(cfg, lr_schedule={epochs - epochs // 5: cfg.lr / 10})
     return authors_recipe(cfg)
+
+
+#: The PU split a recipe that stops early reads, held out of training: a twelfth of P and
+#: of U (VPU's protocol, as the book's standing page).
+STOP_SPLIT = 1 / 12
+
+
+def fit(data: PUData, cfg: TrainConfig, trainer=None):
+    """Train ``cfg`` on ``data`` (``trainer``: e.g. a page's run store; default
+    :func:`~pusupport.core.training.train`). A method whose recipe stops early
+    (:attr:`~pusupport.core.methods.Method.stop`, Robust-PU's patience) reads its criterion
+    on a PU split held out of training (:data:`STOP_SPLIT`), and the model it keeps is the
+    one at its stop: trained again, on the same data and seed, to that epoch. Returns (the
+    RunResult, a sentence saying where it stopped, or "")."""
+    from ..core.evaluation import at_own_choice
+    from ..core.methods import get_method
+    from ..core.problem import hold_out
+    from ..core.training import train
+    trainer, method = trainer or train, get_method(cfg.method)
+    if not method.stop:
+        return trainer(data, cfg), ""
+    held = hold_out(data, STOP_SPLIT, cfg.seed)
+    whole = trainer(held, cfg)
+    chosen = at_own_choice(whole.history)
+    if chosen.empty:
+        raise ValueError(f"{method.label}'s early stop read no criterion on the held-out split: "
+                         f"train more than its warm-up of {cfg.select_from - 1} epochs")
+    stop, last = int(chosen.epoch.iloc[0]), int(whole.history.epoch.max())
+    kept = whole if stop == last else trainer(held, replace(cfg, epochs=stop))
+    return kept, (f"{method.label} stops early on a PU split held out of training ({len(held.x_val_p)} "
+                  f"labelled, {len(held.x_val_u)} unlabelled): its criterion was lowest after epoch "
+                  f"{stop} of the {last} trained, and that model is kept"
+                  + ("" if stop == last else f" (trained again to epoch {stop}, same data and seed)"))
 
 
 def save(path, result, own, data: PUData, positive) -> Path:

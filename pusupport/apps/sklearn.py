@@ -29,7 +29,6 @@ from ..core.config import as_model_config
 from ..core.methods import get_method, usable_methods
 from ..core.problem import from_arrays
 from ..core.models import predict as model_scores
-from ..core.training import train
 
 
 class PUClassifier(ClassifierMixin, BaseEstimator):
@@ -42,7 +41,9 @@ class PUClassifier(ClassifierMixin, BaseEstimator):
     held-out epoch) and stores it in ``prior_``; ``prior_estimate_`` holds the interval. A method that
     never reads π (``method="vpu"``) estimates none: ``prior_`` is None.
     ``positive_label``: the label of the labelled positives ("auto": 1 or True, in
-    pulearn's conventions); ``positive_`` holds it after ``fit``.
+    pulearn's conventions); ``positive_`` holds it after ``fit``. A method whose recipe
+    stops early (``method="robustpu"``) holds a PU split out of training and keeps its
+    model at the stop; ``stopped_`` says where (:func:`~pusupport.apps.own.fit`; else "").
     """
 
     def __init__(self, method="aapu", prior=None, model=None, epochs=None, batch_size=None, lr=None,
@@ -99,7 +100,7 @@ class PUClassifier(ClassifierMixin, BaseEstimator):
                                    ("weight_decay", self.weight_decay)) if v is not None}
         cfg = own.train_config(len(data.x_u), spec, self.method, self.epochs, device=self.device,
                                seed=self.seed, progress=self.progress, **given)
-        result = train(data, cfg)
+        result, self.stopped_ = own.fit(data, cfg)
         self.model_, self.history_, self.config_ = result.model.eval(), result.history, cfg
         self.threshold_ = result.threshold
         problem = own.check_trained(result, data)      # the command line refuses such a model

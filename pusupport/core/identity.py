@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import subprocess
+import weakref
 from dataclasses import fields
 from functools import lru_cache
 from pathlib import Path
@@ -99,8 +100,10 @@ def _canonical(node) -> str:
     return repr(node)
 
 
+@lru_cache(maxsize=1024)
 def meaning(text: bytes | str) -> str:
-    """The part of a module's source that can change a number, as canonical text."""
+    """The part of a module's source that can change a number, as canonical text (kept by
+    text: a run store keys every run by it)."""
     return _canonical(_Meaning().visit(ast.parse(text)))
 
 
@@ -165,15 +168,29 @@ def code_version(ref: str | None = None, methods=None) -> str:
     return digest.hexdigest()[:16]
 
 
+#: Checksums already computed: {ids of the parts: (each part's weak reference and version, sum)}.
+_SUMS: dict = {}
+
+
 def checksum(*tensors) -> str:
-    """A short sha256 of tensors' dtypes, shapes and bytes (sparse rows: all their parts)."""
+    """A short sha256 of tensors' dtypes, shapes and bytes (sparse rows: all their parts).
+    Computed once while the same tensors live unmodified (their version counters; a tensor
+    without one, made in inference mode, every time): a store keys every run by its data."""
+    parts = [p for t in tensors for p in ((t.crow, t.col, t.val) if hasattr(t, "crow") else (t,))]
+    versions = [None if p.is_inference() else p._version for p in parts]
+    key = tuple(map(id, parts))
+    kept = _SUMS.get(key)
+    if kept and None not in versions and all(ref() is p and v == version for (ref, v), p, version
+                                              in zip(kept[0], parts, versions)):
+        return kept[1]
     digest = hashlib.sha256()
-    for t in tensors:
-        parts = (t.crow, t.col, t.val) if hasattr(t, "crow") else (t,)
-        for part in parts:
-            digest.update(str((part.dtype, tuple(part.shape))).encode())
-            digest.update(part.detach().contiguous().cpu().numpy().tobytes())
-    return digest.hexdigest()[:16]
+    for part in parts:
+        digest.update(str((part.dtype, tuple(part.shape))).encode())
+        digest.update(part.detach().contiguous().cpu().numpy().tobytes())
+    found = digest.hexdigest()[:16]
+    if None not in versions:
+        _SUMS[key] = ([(weakref.ref(p), v) for p, v in zip(parts, versions)], found)
+    return found
 
 
 def data_identity(data) -> dict:

@@ -45,8 +45,9 @@ def own_data_settings(page: Page) -> dict:
 def train_own(page: Page, s: dict, mine, data):
     """π (given, BBE's, or none for a method that reads none), then the chosen method on
     the reader's problem ``data`` (``mine``: their input), each run trained or read through
-    the page's run store (:meth:`~pusupport.book.page.Page.train`). Returns (the problem
-    with π set, the estimate or None, the run's RunResult)."""
+    the page's run store (:meth:`~pusupport.book.page.Page.train`; a recipe that stops early:
+    :func:`~pusupport.apps.own.fit`). Returns (the problem with π set, the estimate or None,
+    the run's RunResult, where a recipe stopped or "")."""
     from ...apps import own
     shape = tuple(data.x_u.shape)
     estimator = own.estimator_config(shape, page.profile, page.settings.train.dry_run,
@@ -55,16 +56,16 @@ def train_own(page: Page, s: dict, mine, data):
                                       s["method"], trainer=page.train)
     config = train_config(len(data.x_u), s["model"] or own.default_model(shape), s["method"],
                           base=s["train"], **s["given"])
-    return data, estimate, page.train(data, config)
+    return (data, estimate, *own.fit(data, config, trainer=page.train))
 
 
 def result_text(data, true_prior: float | None, estimate, result, model_path, warning: str = "",
-                pool=None) -> str:
+                pool=None, stopped: str = "") -> str:
     """Markdown: the problem's sizes, π (given, estimated, or not used by the method; beside
     the labels' where PU was simulated, ``true_prior``), the final test error and AUC where
     there is a test split, what the method selected (if it selects; its purity where the
-    truth is known), the share of the ranked ``pool`` (PU data) predicted positive, and where
-    the model is."""
+    truth is known), where a recipe that stops early stopped (``stopped``), the share of the
+    ranked ``pool`` (PU data) predicted positive, and where the model is."""
     from ...apps.own import describe_estimate
     from ...core.methods import get_method
     method, final = get_method(result.config.method), result.history.iloc[-1]
@@ -81,7 +82,8 @@ def result_text(data, true_prior: float | None, estimate, result, model_path, wa
     share = ("" if pool is None else f" Of the unlabelled pool it calls **{pool.predicted.mean():.1%}** "
              "positive (against π above); the pool ranked by score is `pool_ranking.csv`.")
     return (f"**{len(data.x_p)}** labelled positives, **{len(data.x_u)}** unlabelled points. "
-            f"{prior}. {method.label} ({result.config.model.name}) is trained{tested}{selected}{share} The "
+            f"{prior}. {method.label} ({result.config.model.name}) is trained{tested}{selected}"
+            f"{f' {stopped}.' if stopped else ''}{share} The "
             f"model is saved as `{model_path.name}` in the page's results folder."
             + (f"\n\n**Warning:** {warning}" if warning else ""))
 

@@ -199,7 +199,8 @@ def own_choice(history: pd.DataFrame) -> pd.DataFrame:
 #: The criterion a method's own choice reads, by whether it has its own and whether its recipe stops.
 CRITERIA = {(True, False): "its authors': the variational loss",
             (False, False): "the book's: the non-negative PU sigmoid risk, the lowest",
-            (True, True): "its authors' early stop (patience 5) on the non-negative PU sigmoid risk"}
+            (True, True): "its authors' early stop (patience 5) on the non-negative PU sigmoid risk",
+            (False, True): "its recipe's early stop on the book's: the non-negative PU sigmoid risk"}
 
 #: Where each run is read: its last epoch (a recipe that stops: the model it restores), or
 #: its own label-free choice.
