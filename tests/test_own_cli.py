@@ -36,7 +36,8 @@ def digits(tmp_path_factory):
 def trained(digits, tmp_path_factory):
     out = tmp_path_factory.mktemp("model")
     run = pusupport("train", "--images", digits, "--positive", 0, 2, "--out", out / "m.pt",
-                    "--epochs", 2, "--device", "cpu", "--data-dir", out, "--allow-degenerate")
+                    "--epochs", 2, "--estimator-epochs", 2, "--device", "cpu", "--data-dir", out,
+                    "--allow-degenerate")       # the wiring, not the estimate (the defaults: test_pu_data)
     assert run.returncode == 0, run.stderr
     return out / "m.pt", run.stdout
 
