@@ -245,7 +245,7 @@ def train_config(n_unlabeled: int, model: ModelConfig, method: str = "aapu", epo
 
 
 #: The PU split a recipe that stops early reads, held out of training: a twelfth of P and
-#: of U (VPU's protocol, as the book's standing page).
+#: of U (VPU's protocol; the book's standing page holds out the same).
 STOP_SPLIT = 1 / 12
 
 

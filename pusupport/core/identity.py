@@ -189,7 +189,8 @@ def checksum(*tensors) -> str:
         digest.update(part.detach().contiguous().cpu().numpy().tobytes())
     found = digest.hexdigest()[:16]
     if None not in versions:
-        _SUMS[key] = ([(weakref.ref(p), v) for p, v in zip(parts, versions)], found)
+        forget = lambda _, key=key: _SUMS.pop(key, None)     # noqa: E731 (a part died)
+        _SUMS[key] = ([(weakref.ref(p, forget), v) for p, v in zip(parts, versions)], found)
     return found
 
 

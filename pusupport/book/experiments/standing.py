@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ...apps.own import STOP_SPLIT
 from ...core.evaluation import at_own_choice
 from ...core.problem import hold_out
 from ...core.methods import get_method
@@ -55,9 +56,10 @@ WIN, LOSE, TIE, OPEN = "aaPU better", "aaPU worse", "tie (within ±Δ)", "undeci
 
 #: The PU validation split held out of the training P and U where a compared method's recipe
 #: reads one (VPU's choice of epoch, Robust-PU's early stop): VPU's authors' share, 5,000 of
-#: Fashion-MNIST's 60,000 rows. Every method of that data set then trains without it and is
-#: reported both at its last epoch and at its own label-free choice.
-VALIDATION = 1 / 12
+#: Fashion-MNIST's 60,000 rows, the one your own data are given too. Every method of that data
+#: set then trains without it and is reported both at its last epoch and at its own
+#: label-free choice.
+VALIDATION = STOP_SPLIT
 
 
 def held_out(methods) -> dict:
