@@ -27,7 +27,7 @@ MATHJAX  := book/_static/mathjax/tex-chtml.js
 export GLIBC_TUNABLES ?= glibc.malloc.mmap_threshold=4294967296:glibc.malloc.trim_threshold=17179869184
 SMOKE    := build/smoke
 
-.PHONY: setup data book commit-runs check-runs spread results test bench readme mutation clean
+.PHONY: setup data book commit-runs standing-record check-runs spread results test bench readme mutation clean
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -69,6 +69,19 @@ book: setup data
 # (and says so on each page) instead of training; FRESH=1 on `make book` reads none.
 commit-runs: setup
 	$(PY) book/commit_runs.py --store results/runs --profile $(PROFILE)
+
+# The standing page's record at the paper's scale (its RECORD: every method on the synthetic
+# task, 10 seeds; about an hour on 2 cores, resumable): trained into build/standing-record,
+# then its runs committed under results/reference/paper/<RECORD>/runs, which every build of
+# the page reads.
+STANDING = $(PY) -c 'import sys; from pusupport.book.experiments import standing; print(getattr(standing, sys.argv[1]))'
+standing-record: setup data
+	PUSUPPORT_DATA=$(DATA_DIR) $(PY) book/execute.py --profile paper --device $(DEVICE) \
+	  --only standing --set "compared=$$($(STANDING) RECORD_COMPARED)" --workers $(WORKERS) \
+	  --data-dir $(DATA_DIR) --book-dir build/standing-record/book \
+	  --output-dir build/standing-record/results --no-build
+	$(PY) book/commit_runs.py --store build/standing-record/results/runs --profile paper \
+	  --record $$($(STANDING) RECORD)
 
 # Every page trained afresh into build/fresh, each run held against the committed one:
 # equal number for number where trained on the same CPU, precision and threads.

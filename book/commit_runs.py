@@ -60,18 +60,22 @@ def main(argv=None) -> int:
                     help="a build's run store (default: results/runs, where `make book` trains)")
     ap.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"],
                     help="the profile the build ran at")
+    ap.add_argument("--record", default=None, metavar="NAME",
+                    help="commit into results/reference/<profile>/NAME/runs instead: a page's record "
+                         "with a parameter changed, which that page reads (no build's index lists it)")
     ap.add_argument("--check", action="store_true",
                     help="hold the store's runs (a FRESH=1 build's) against the committed ones")
     ap.add_argument("--reference", type=Path, default=REFERENCE, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if not any(args.store.glob("*.json")):
         ap.error(f"{args.store} holds no stored run: run `make book` first, or name its run store")
-    folder = args.reference / args.profile / "runs"
+    folder = args.reference / args.profile / (f"{args.record}/runs" if args.record else "runs")
     if args.check:
         return check(args.store, folder)
     counts = commit_runs(args.store, folder)
     pages = {json.loads(p.read_text())["page"] for p in folder.glob("*.json") if p.name != "index.json"}
-    (folder / "index.json").write_text(json.dumps(runs_index(args.profile, pages), indent=1) + "\n")
+    if not args.record:
+        (folder / "index.json").write_text(json.dumps(runs_index(args.profile, pages), indent=1) + "\n")
     size = sum(p.stat().st_size for p in folder.iterdir())
     print(f"{counts['added']} runs added, {counts['removed']} stale ones removed: {counts['committed']} "
           f"runs of {len(pages)} pages in {relative(str(folder))} ({size / 2**20:.1f} MiB) — add it to git")

@@ -382,7 +382,7 @@ def test_the_standing_page_gives_vpu_its_authors_lambda_where_they_give_one():
     from pusupport.book.experiments.standing import plan
     from pusupport.book.pages import resolve_page
     page = resolve_page("standing", output_dir="unused", profile="paper", seeds=None, device="cpu",
-                        data_dir=None, dry_run=0, checkpoints=None, runner=None)
+                        data_dir=None, dry_run=0, checkpoints=None, runner=None, compared=None)
     specs = {(s.dataset, s.method): s for s in plan(page.settings)}
     from pusupport.core.config import TrainConfig
     base = TrainConfig(method="nnpu")

@@ -1,16 +1,19 @@
 """Where aaPU stands: the plan per profile, the comparison pages it borrows, and the
 verdicts, ranking and sentence computed from a history whose differences are known."""
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import pytest
 
 from pusupport.book.experiments import standing, standing_views
 from pusupport.book.pages import comparison_page, resolve_page
+from pusupport.book.store import commit_runs
 
 
 def page_at(profile, **given):
     params = dict(profile=profile, device="cpu", seeds=None, data_dir=None, output_dir="results",
-                  dry_run=0, checkpoints=None, runner=None)
+                  dry_run=0, checkpoints=None, runner=None, compared=None)
     return resolve_page("standing", **{**params, **given})
 
 
@@ -191,6 +194,56 @@ def test_a_data_set_that_is_missing_is_said_in_words(tmp_path):
     assert history.empty
     assert meta == {"cifar10": {"status": "not run", "reason": "data not available on this "
                                 "machine: the real_cifar10 page says how to provide it"}}
+
+
+def test_the_paper_record_is_read_from_its_committed_runs_and_never_trained(tmp_path):
+    """With ``committed_only`` a data set whose runs are not all committed is not run, and the
+    reason names the command that trains them; once a build's runs are committed, the same
+    page reads every run — the same history, nothing trained."""
+    page = replace(page_at("smoke", compared={"synthetic": ["nnpu", "nnpusb"]}, output_dir=str(tmp_path / "read")),
+                   committed=tmp_path / "committed")
+    history, meta = standing.run_standing(page, {"synthetic": comparison_page(page, "synthetic")}, committed_only=True)
+    assert history.empty and meta["synthetic"]["status"] == "not run"
+    assert standing.RECORD_COMMAND in meta["synthetic"]["reason"]
+    build = replace(page, output_dir=tmp_path / "build", committed=None, sources=[])
+    trained, _ = standing.run_standing(build, {"synthetic": comparison_page(build, "synthetic")})
+    assert any(trainer is None for _, trainer in build.sources)
+    commit_runs(tmp_path / "build" / "runs", tmp_path / "committed")
+    read, meta = standing.run_standing(page, {"synthetic": comparison_page(page, "synthetic")}, committed_only=True)
+    assert meta["synthetic"]["status"] == "run" and set(read.method) == {"aapu", "nnpu", "nnpusb"}
+    assert all(trainer is not None and "committed" in trainer for _, trainer in page.sources)
+    pd.testing.assert_frame_equal(read.drop(columns="wall_time"), trained.drop(columns="wall_time"),
+                                  check_dtype=False)
+
+
+def test_the_record_is_the_paper_plan_on_the_synthetic_task_read_from_its_own_folder():
+    from pusupport.book.pages import record_of
+    from pusupport.book.reference import REFERENCE
+    record = record_of(page_at("smoke"), standing.RECORD, "paper", compared=standing.RECORD_COMPARED)
+    assert (record.name, record.profile, record.checkpoints) == (standing.RECORD, "paper", False)
+    assert record.committed == REFERENCE / "paper" / standing.RECORD / "runs"
+    assert {(s.dataset, s.method) for s in record.plan()} == {
+        (d, m) for s in page_at("paper").plan() if s.dataset == "synthetic" for d, m in [(s.dataset, s.method)]}
+    from pusupport.book.cost import price                # the plan that runs is priced, not four data sets
+    ours, full = (price(record.experiment.runs(parameters=given)).describe()
+                  for given in ({"compared": standing.RECORD_COMPARED}, None))
+    assert ours in record.describe() and full not in record.describe()
+
+
+def test_a_page_that_names_its_methods_says_that_the_parameter_left_the_rest_out():
+    page = page_at("paper", compared={"synthetic": ["nnpu", "vpu"]})
+    assert {s.dataset for s in page.plan()} == {"synthetic"}
+    said = standing.not_run_text(page.settings, "paper")
+    assert "fashion_mnist: not in this page's plan" in said
+    assert "Not at this profile because the page's `compared` parameter leaves them out" in said
+
+
+@pytest.mark.parametrize("compared", [{"mnist": ["nnpu"]}, {"synthetic": ["nnpuu"]}, {},
+                                      {"synthetic": "nnpu"}, {"synthetic": ["aapu"]}])
+def test_a_bad_compared_fails_in_the_first_cell_naming_the_data_sets_and_methods(compared):
+    with pytest.raises(ValueError, match=r"give \{data set: \[methods\]\} with data sets from "
+                                         r"\['synthetic', 'fashion_mnist'"):
+        page_at("cpu", compared=compared).describe()
 
 
 def test_a_validation_split_is_held_out_for_every_method_where_vpu_runs():

@@ -82,11 +82,13 @@ class Experiment:
         ours = ours.merge(self.changes.get(profile, {})).merge(sectioned(parameters or {}))
         return paper, ours
 
-    def runs(self, dataset: str | None = None, profile: str = "paper", device: str = "cuda") -> Plan:
-        """The plan at ``profile`` on ``dataset``, laid out for ``device`` (a type), as the
-        cost model prices it: its runs carry their data's sizes, not their data."""
+    def runs(self, dataset: str | None = None, profile: str = "paper", device: str = "cuda",
+             parameters: dict | None = None) -> Plan:
+        """The plan at ``profile`` on ``dataset`` with the page's ``parameters`` (settings given
+        by name), laid out for ``device`` (a type), as the cost model prices it: its runs
+        carry their data's sizes, not their data."""
         dataset = dataset or self.dataset
-        _, s = self.resolve(dataset, profile)
+        _, s = self.resolve(dataset, profile, parameters)
         trained, shown = as_trained(self.plan(s) if self.plan else [])
         seeds = range(s.page.n_seeds)
         return Plan.of([self.planned(spec, s, dataset, seeds) for spec in trained], shown, seeds, device)

@@ -57,7 +57,9 @@ class Page:
     runner: dict | None = None
     params: dict = field(default_factory=dict)
     families: dict = field(default_factory=dict)
+    explicit: dict = field(default_factory=dict)    # the settings given as parameters
     sources: list = field(default_factory=list)     # (run label, who trained it: None = now)
+    committed: Path | None = None    # committed runs it reads (None: its profile's, committed_runs)
     started: float = field(default_factory=time.perf_counter)
 
     @property
@@ -137,9 +139,17 @@ class Page:
         plan = Plan.of([run], {run.label: (run.label, None)}, [cfg.seed], torch.device(self.device).type)
         return self._execute(plan).kept[run.label, cfg.seed]
 
+    def store(self) -> RunStore:
+        """The run store it trains into and reads from."""
+        return RunStore(self.output_dir / "runs", self.name, self.committed or committed_runs(self.profile))
+
+    def holds(self, specs: list[RunSpec] | None = None, make_data=None) -> bool:
+        """Whether every run of ``specs`` (default: the plan) can be read, none trained."""
+        store, built = self.store(), {}
+        return all(store.holds(job, job.datas(built)) for job in self.resolved(specs, make_data).jobs)
+
     def _execute(self, plan: Plan) -> Executed:
-        store = None if self.settings.train.dry_run else RunStore(
-            self.output_dir / "runs", self.name, committed_runs(self.profile))
+        store = None if self.settings.train.dry_run else self.store()
         done = execute(plan, store, self.runner, desc=self.name)
         self.sources += done.sources.items()
         return done
@@ -237,7 +247,7 @@ class Page:
             notes.append("precision: bf16 autocast, scores and risks in float32 (the paper states "
                          "no precision; this book's choice for speed)")
         if self.experiment.plan:
-            notes.append(price(self.experiment.runs(self.params.get("dataset"))).describe())
+            notes.append(price(self.experiment.runs(self.params.get("dataset"), parameters=self.explicit)).describe())
         if self.dataset == "synthetic":
             notes.append("π = 0.4387, the generating process's P(x₂ > sin x₁) (the paper states "
                          "0.4412, the positive fraction of its own sample)")

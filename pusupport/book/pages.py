@@ -7,6 +7,7 @@ settings resolved by :meth:`~pusupport.book.experiment.Experiment.resolve`.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from ..core.config import ConfigError, Settings, section_of
@@ -18,8 +19,9 @@ from .experiment import OPT_INT, Experiment
 from .injected import injected_names
 from .page import Page
 from .paper import CHECKPOINTS, PAPER, PROFILES
+from .reference import REFERENCE
 
-__all__ = ["Page", "comparison_page", "resolve_page"]
+__all__ = ["Page", "comparison_page", "record_of", "resolve_page"]
 
 
 def _check_type(name, value, expected):
@@ -51,10 +53,15 @@ def _is_setting(name: str) -> bool:
 
 
 def resolve_page(name: str, **given) -> Page:
-    """Validate a notebook's parameters (passed by name) and resolve its settings."""
+    """Validate a notebook's parameters (passed by name, and those papermill injected into
+    its kernel) and resolve its settings."""
+    return _resolve(name, given, injected_names())
+
+
+def _resolve(name: str, given: dict, injected=()) -> Page:
     experiment = registry.get(name)
     spec = experiment.all_parameters()
-    unknown = sorted((set(given) | injected_names()) - set(spec))
+    unknown = sorted((set(given) | set(injected)) - set(spec))
     if unknown:
         raise ConfigError(f"unknown parameter(s) {unknown} for page '{name}': "
                           f"the valid parameters are {sorted(spec)} — check the spelling")
@@ -91,7 +98,7 @@ def resolve_page(name: str, **given) -> Page:
     folder = experiment.folder(dataset) + ("_dry_run" if dry_run else "")
     return Page(experiment, folder, dataset, profile, str(resolve_device(given["device"])), seeds,
                 Path(given["output_dir"]), data_root(given["data_dir"]), settings, paper,
-                checkpoints, given["runner"], params, registry.family_sizes())
+                checkpoints, given["runner"], params, registry.family_sizes(), explicit=explicit)
 
 
 def comparison_page(page: Page, dataset: str, seeds: list | None = None) -> Page:
@@ -109,4 +116,15 @@ def comparison_page(page: Page, dataset: str, seeds: list | None = None) -> Page
              "checkpoints": page.checkpoints, "runner": page.runner}
     if "dataset" in experiment.parameters:
         given["dataset"] = dataset
-    return resolve_page(experiment.name, **given)
+    return _resolve(experiment.name, given)      # the notebook's injected names are its own
+
+
+def record_of(page: Page, name: str, profile: str, **parameters) -> Page:
+    """The record ``name`` of ``page``'s experiment: at ``profile`` with ``parameters`` given,
+    on ``page``'s device and folders, reading every run from those committed under
+    ``results/reference/<profile>/<name>/runs`` (:func:`~pusupport.book.store.commit_runs`)."""
+    experiment = page.experiment
+    given = {**{k: None for k in experiment.parameters}, "profile": profile, "device": page.device,
+             "seeds": None, "data_dir": str(page.data_dir), "output_dir": str(page.output_dir),
+             "dry_run": 0, "checkpoints": False, "runner": None, **parameters}
+    return replace(_resolve(experiment.name, given), name=name, committed=REFERENCE / profile / name / "runs")

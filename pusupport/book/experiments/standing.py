@@ -54,6 +54,14 @@ MARGIN = Margin()
 WIN, LOSE, TIE, OPEN = "aaPU better", "aaPU worse", "tie (within ±Δ)", "undecided"
 
 
+#: The page's record at the paper's scale: every method on the synthetic task (the data set
+#: whose every run a 2-core CPU trains at the paper's settings within an hour), its runs
+#: committed under ``results/reference/paper/<RECORD>/runs`` and read, never trained, by
+#: every build of the page.
+RECORD = "standing-synthetic"
+RECORD_COMPARED = {"synthetic": list(COMPARED)}
+RECORD_COMMAND = "make standing-record"
+
 #: The PU validation split held out of the training P and U where a compared method's recipe
 #: reads one (VPU's choice of epoch, Robust-PU's early stop): VPU's authors' share, 5,000 of
 #: Fashion-MNIST's 60,000 rows, the one your own data are given too. Every method of that data
@@ -73,9 +81,21 @@ def mixes_on_sparse(method: str, dataset: str) -> bool:
     return get_method(method).mixes_inputs and SIZES[dataset].words is not None
 
 
+def check_compared(compared) -> None:
+    """Refuse a ``compared`` that is not {data set: [methods]} over :data:`DATASETS` and
+    :data:`COMPARED`, naming them."""
+    ok = (isinstance(compared, dict) and compared and set(compared) <= set(DATASETS) and all(
+        isinstance(ms, list) and set(ms) <= set(COMPARED) for ms in compared.values()))
+    if not ok:
+        raise ValueError(f"compared={compared!r}: give {{data set: [methods]}} with data sets from "
+                         f"{list(DATASETS)} and methods from {list(COMPARED)}, e.g. "
+                         "{'synthetic': ['nnpu', 'vpu']} (aaPU always runs)")
+
+
 def plan(s) -> list[RunSpec]:
     """aaPU and the methods compared on each data set (one group each); a method that mixes
     inputs is left out where the rows are sparse (:func:`not_run` says so)."""
+    check_compared(s.page.compared)
     runs = {d: [m for m in ["aapu", *methods] if not mixes_on_sparse(m, d)]
             for d, methods in s.page.compared.items()}
     return [RunSpec(m, m, group=d, dataset=d, changes={**_authors(m, d), **held_out(methods)})
@@ -102,8 +122,11 @@ def not_run_text(s, profile: str) -> str:
     left = not_run(s, profile)
     if not left:
         return "Every method ran on every data set."
-    why = (f"\n\nNot at this profile because {LEFT_OUT[profile][1]}."
-           if any(line.endswith(": not at this profile") for line in left) else "")
+    planned = EXPERIMENT.changes[profile]["page"]["compared"]
+    reason = (LEFT_OUT[profile][1] if profile in LEFT_OUT else "") if s.page.compared == planned \
+        else "the page's `compared` parameter leaves them out"
+    why = (f"\n\nNot at this profile because {reason}."
+           if reason and any(line.endswith(": not at this profile") for line in left) else "")
     return "**Not run here:**\n\n" + "\n".join(f"- {line}" for line in left) + why
 
 
@@ -124,7 +147,7 @@ def not_run(s, profile: str) -> list[str]:
                        "input rows and 20 News rows are sparse tf-idf vectors (a dense batch at "
                        "the paper's vocabulary would not fit)")
         if d not in s.page.compared:
-            out.append(f"{d}: not in this profile's plan")
+            out.append(f"{d}: not in this page's plan")
         elif set(COMPARED) - set(s.page.compared[d]):
             left = [get_method(m).label for m in COMPARED if m not in s.page.compared[d]
                     and not mixes_on_sparse(m, d)]
@@ -133,23 +156,30 @@ def not_run(s, profile: str) -> list[str]:
     return out
 
 
-def run_standing(page: Page, pages: dict) -> tuple[pd.DataFrame, dict]:
+def run_standing(page: Page, pages: dict, committed_only: bool = False) -> tuple[pd.DataFrame, dict]:
     """Train the plan on each data set at its comparison page's settings (``pages``: data
     set → that page, resolved at this page's profile): aaPU and nnPU are read from the run
     store when that page has run, unless a validation split is held out there
-    (:func:`held_out`). Returns the history (a ``dataset`` column) and, per data
-    set, what the verdicts need or why it did not run."""
+    (:func:`held_out`). ``committed_only``: read every run, train none — a data set with a
+    run missing (not committed, or by other training code) is not run. Returns the history
+    (a ``dataset`` column) and, per data set, what the verdicts need or why it did not run."""
     from dataclasses import replace
     from ...data.files import DatasetNotFoundError
     histories, meta = [], {}
     for dataset, there in pages.items():
-        here = replace(there, name=page.name, sources=[])  # checkpoints and the store under this page
+        # checkpoints and the store under this page
+        here = replace(there, name=page.name, sources=[], committed=page.committed)
         specs = [spec for spec in page.plan() if spec.dataset == dataset]
         try:
             make = here.data()
         except DatasetNotFoundError:                       # its own page says how to provide it
             meta[dataset] = {"status": "not run", "reason": "data not available on this machine: "
                              f"the {there.name} page says how to provide it"}
+            continue
+        if committed_only and not here.holds(specs, make):
+            meta[dataset] = {"status": "not run", "reason": "its runs are not committed for these "
+                             "settings, this device and this training code: "
+                             f"`{RECORD_COMMAND}` trains them"}
             continue
         histories.append(here.run(specs, make).assign(dataset=dataset))
         page.sources += [(f"{label} ({dataset})", t) for label, t in here.sources]
@@ -359,6 +389,8 @@ EXPERIMENT = Experiment(
     not_in_paper="aaPU against the PU methods people use today",
     changes={"paper": {"page": dict(compared={d: list(COMPARED) for d in DATASETS})},
              **{p: {"page": dict(compared=table)} for p, (table, _) in LEFT_OUT.items()}},
+    # ``compared``: {data set: [methods]} run instead of the profile's (e.g. one data set)
+    parameters={"compared": (dict, type(None))},
     plan=plan, reads=DATASETS,
     claims=(Claim("aaPU has a lower test error than every PU method people use today (nnPU with "
                   "either loss, nnPUSB, VPU, Dist-PU, Robust-PU) on each data set run",
