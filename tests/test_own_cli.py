@@ -298,8 +298,9 @@ def test_a_degenerate_prior_estimate_fails_and_saves_nothing(tmp_path, capsys):
     assert main(["train", "--images", str(tmp_path / "same"), "--positive", "a", "--out",
                  str(tmp_path / "m.pt"), "--device", "cpu", "--data-dir", str(tmp_path),
                  "--estimator-epochs", "1"]) == 1
-    err = [line for line in capsys.readouterr().err.splitlines()
-           if line.startswith(("pusupport", "warning", "Traceback"))]     # no progress bars
+    err = [line for line in capsys.readouterr().err.splitlines()      # no progress bars, and no
+           if line.startswith(("pusupport", "warning", "Traceback"))      # note but a CPU without bf16's
+           and not line.startswith("warning: layouts: nothing measured")]  # (said once: test_runtime)
     assert len(err) == 1, err
     assert err[0].startswith("pusupport train: error: the BBE estimate of π is unusable:")
     assert "Pass --prior P if you know π" in err[0] and "--estimator-epochs N" in err[0]

@@ -88,6 +88,10 @@ def machine(device_type: str) -> tuple[str, str | None]:
     return device_type, torch.cuda.get_device_name() if visible else None
 
 
+#: The machines that borrowed another's measurements in this process (said once each).
+_BORROWED: set = set()
+
+
 def measured(table: dict, device_type: str, empty=()):
     """``table``'s entry for this machine (:func:`machine`); a machine not measured borrows
     the one measured for its device type, saying so in a warning, once (a GPU that is not
@@ -98,7 +102,8 @@ def measured(table: dict, device_type: str, empty=()):
     borrowed = next((k for k in table if k[0] == device_type), None)
     if borrowed is None:
         return empty
-    if here[1] is not None:
+    if here[1] is not None and here not in _BORROWED:
+        _BORROWED.add(here)
         bench = "make bench DEVICE=cuda" if device_type == "cuda" else "make bench"
         warnings.warn(f"layouts: nothing measured on this {device_type} ({here[1]}); borrowing the "
                       f"{borrowed[1]} {device_type}'s measurements (`{bench}` measures this one)",
