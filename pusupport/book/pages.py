@@ -7,6 +7,7 @@ settings resolved by :meth:`~pusupport.book.experiment.Experiment.resolve`.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 from pathlib import Path
 
@@ -52,9 +53,15 @@ def _is_setting(name: str) -> bool:
     return name not in ("model", "method") and bool(section_of(name))
 
 
+def _page_warning(message, category, filename, lineno, line=None) -> str:
+    """A warning as a page shows it: its category and message, not the build machine's file."""
+    return f"{category.__name__}: {message}\n"
+
+
 def resolve_page(name: str, **given) -> Page:
     """Validate a notebook's parameters (passed by name, and those papermill injected into
-    its kernel) and resolve its settings."""
+    its kernel) and resolve its settings; the kernel's warnings then name no file."""
+    warnings.formatwarning = _page_warning
     return _resolve(name, given, injected_names())
 
 
