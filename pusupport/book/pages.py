@@ -54,8 +54,9 @@ def _is_setting(name: str) -> bool:
 
 
 def _page_warning(message, category, filename, lineno, line=None) -> str:
-    """A warning as a page shows it: its category and message, not the build machine's file."""
-    return f"{category.__name__}: {message}\n"
+    """A warning as a page shows it (as the command line does): its message, not the build
+    machine's file and line."""
+    return f"warning: {message}\n"
 
 
 def resolve_page(name: str, **given) -> Page:
