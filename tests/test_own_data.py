@@ -254,6 +254,20 @@ def test_the_own_data_page_takes_any_usable_method_and_vpu_no_prior():
         own_data_settings(resolve_page("own_data", method="negsel", **kw))
 
 
+def test_the_own_data_plan_is_priced_at_the_page_s_profile():
+    """The cost line prices what the page trains: the P-vs-U classifiers of every halving
+    (each trained twice) and aaPU at the profile's epochs and sizes — not the paper's."""
+    from pusupport.apps.own import OWN_DATA, SPLITS
+    from pusupport.book.experiments.own_data import EXPERIMENT
+    for profile in ("cpu", "paper"):
+        runs = EXPERIMENT.runs(profile=profile, device="cpu").runs
+        aapu = next(r for r in runs if r.label == "aapu")
+        estimator = next(r for r in runs if r.cfg.method == "pn")
+        assert estimator.cfg.epochs == 2 * SPLITS * 10 and estimator.sizes.n_p == 250  # half of P
+        assert aapu.cfg.epochs == {**OWN_DATA["paper"]["train"], **OWN_DATA[profile].get("train", {})}["epochs"]
+        assert aapu.sizes.n_u == (OWN_DATA[profile].get("data", {}).get("n_unlabeled") or 50_000)
+
+
 def test_what_the_reader_sets_on_the_page_wins_over_the_small_data_rules():
     from pusupport.apps import own
     from pusupport.book.experiments.own_data import own_data_settings

@@ -1,4 +1,6 @@
 """Class-prior estimation: BBE and Elkan–Noto on mixtures with a known π."""
+from dataclasses import replace
+
 import pytest
 import torch
 
@@ -50,6 +52,35 @@ def test_the_p_vs_u_classifier_is_scored_in_float32_whatever_it_trained_in(monke
     x_p, x_u = mixture(0.4, n_p=200, n_u=800)
     estimate_prior(x_p, x_u, model="mlp", epochs=2, device="cpu", autocast="bf16")
     assert seen["g"].dtype == torch.float32 and len(torch.unique(seen["g"])) == len(seen["g"]) == 500
+
+
+def test_several_halvings_give_the_median_of_their_estimates():
+    """``splits=3``: each estimate and each end of its interval is the median of those of the
+    three halvings trained alone with seeds 5, 6 and 7; the seconds add up."""
+    x_p, x_u = mixture(0.4, n_p=60, n_u=300)
+    alone = [estimate_prior(x_p, x_u, model="mlp", epochs=2, device="cpu", seed=5 + i) for i in range(3)]
+    together = estimate_prior(x_p, x_u, model="mlp", epochs=2, device="cpu", seed=5, splits=3)
+    assert estimate_prior(x_p, x_u, model="mlp", epochs=2, device="cpu", seed=5, splits=1)["BBE"] == alone[0]["BBE"]
+    for name, e in together.items():
+        for end in ("estimate", "low", "high"):
+            assert getattr(e, end) == sorted(getattr(a[name], end) for a in alone)[1]
+        assert e.splits == 3 and e.seconds > max(a[name].seconds for a in alone)
+    assert len({a["BBE"].estimate for a in alone}) > 1            # the halvings differ
+    with pytest.raises(ValueError, match="splits=0: give the number of P-vs-U halvings"):
+        estimate_prior(x_p, x_u, splits=0)
+
+
+def test_a_halving_with_an_unusable_estimate_is_left_out_of_the_median():
+    """A degenerate halving says nothing about π: the median is the others', the note says
+    how many were left out; only if every halving is unusable is the estimate."""
+    from pusupport.apps.prior import combined
+    bad = PriorEstimate("BBE", 0.3, 0.1, 0.5, 1.0, note="degenerate", unusable=True)
+    kept = combined([PriorEstimate("BBE", 0.4, 0.2, 0.6, 1.0), PriorEstimate("BBE", 0.5, 0.3, 0.7, 1.0), bad])
+    assert (kept.estimate, kept.low, kept.high, kept.splits, kept.unusable, kept.seconds) == (
+        pytest.approx(0.45), pytest.approx(0.25), pytest.approx(0.65), 2, False, 3.0)
+    assert kept.note.startswith("1 of 3 halvings left out")
+    lost = combined([bad, replace(bad, estimate=0.5)])
+    assert lost.unusable and lost.estimate == pytest.approx(0.4) and lost.note == "degenerate"
 
 
 def test_elkan_noto_recovers_the_prior_on_separable_scores():

@@ -197,19 +197,22 @@ def test_a_data_set_that_is_missing_is_said_in_words(tmp_path):
 
 
 def test_the_paper_record_is_read_from_its_committed_runs_and_never_trained(tmp_path):
-    """With ``committed_only`` a data set whose runs are not all committed is not run, and the
-    reason names the command that trains them; once a build's runs are committed, the same
+    """Told what to say when a run is missing, a data set whose runs are not all committed
+    is not run, for that reason (which names the command that trains them); once a build's runs are committed, the same
     page reads every run — the same history, nothing trained."""
     page = replace(page_at("smoke", compared={"synthetic": ["nnpu", "nnpusb"]}, output_dir=str(tmp_path / "read")),
                    committed=tmp_path / "committed")
-    history, meta = standing.run_standing(page, {"synthetic": comparison_page(page, "synthetic")}, committed_only=True)
+    history, meta = standing.run_standing(page, {"synthetic": comparison_page(page, "synthetic")},
+                                          missing=standing.RECORD_MISSING)
     assert history.empty and meta["synthetic"]["status"] == "not run"
-    assert standing.RECORD_COMMAND in meta["synthetic"]["reason"]
+    assert meta["synthetic"]["reason"] == standing.RECORD_MISSING
+    assert standing.RECORD_COMMAND in standing.RECORD_MISSING
     build = replace(page, output_dir=tmp_path / "build", committed=None, sources=[])
     trained, _ = standing.run_standing(build, {"synthetic": comparison_page(build, "synthetic")})
     assert any(trainer is None for _, trainer in build.sources)
     commit_runs(tmp_path / "build" / "runs", tmp_path / "committed")
-    read, meta = standing.run_standing(page, {"synthetic": comparison_page(page, "synthetic")}, committed_only=True)
+    read, meta = standing.run_standing(page, {"synthetic": comparison_page(page, "synthetic")},
+                                       missing=standing.RECORD_MISSING)
     assert meta["synthetic"]["status"] == "run" and set(read.method) == {"aapu", "nnpu", "nnpusb"}
     assert all(trainer is not None and "committed" in trainer for _, trainer in page.sources)
     pd.testing.assert_frame_equal(read.drop(columns="wall_time"), trained.drop(columns="wall_time"),

@@ -120,10 +120,11 @@ class Page:
             runs.append(replace(run, cfg=cfg, make=with_prior(bases[run.data], spec.prior)))
         return Plan.of(runs, shown, self.seeds, torch.device(self.device).type)
 
-    def run(self, specs: list[RunSpec] | None = None, make_data=None) -> pd.DataFrame:
+    def run(self, specs: list[RunSpec] | None = None, make_data=None, train: bool = True) -> pd.DataFrame:
         """Train ``specs`` (default: the whole plan) on every seed (:meth:`resolved`); the
-        tidy history. A run the output folder's run store holds is read, not trained again."""
-        return self._execute(self.resolved(specs, make_data)).history
+        tidy history. A run the output folder's run store holds is read, not trained again;
+        ``train=False``: none is trained (:class:`~pusupport.book.runs.NotHeld`)."""
+        return self._execute(self.resolved(specs, make_data), train).history
 
     def results(self, specs: list[RunSpec], make_data=None) -> dict:
         """``{(label, seed): RunResult}`` of the runs of ``specs`` that keep more than their
@@ -143,14 +144,9 @@ class Page:
         """The run store it trains into and reads from."""
         return RunStore(self.output_dir / "runs", self.name, self.committed or committed_runs(self.profile))
 
-    def holds(self, specs: list[RunSpec] | None = None, make_data=None) -> bool:
-        """Whether every run of ``specs`` (default: the plan) can be read, none trained."""
-        store, built = self.store(), {}
-        return all(store.holds(job, job.datas(built)) for job in self.resolved(specs, make_data).jobs)
-
-    def _execute(self, plan: Plan) -> Executed:
+    def _execute(self, plan: Plan, train: bool = True) -> Executed:
         store = None if self.settings.train.dry_run else self.store()
-        done = execute(plan, store, self.runner, desc=self.name)
+        done = execute(plan, store, self.runner, desc=self.name, train=train)
         self.sources += done.sources.items()
         return done
 

@@ -21,17 +21,31 @@ if TYPE_CHECKING:
     from .plan import Plan
 
 
+class NotHeld(LookupError):
+    """Raised by :func:`train_jobs` told to train nothing when ``store`` lacks a run;
+    ``labels``: the runs it lacks."""
+
+    def __init__(self, labels: list[str]):
+        super().__init__("not in the run store: " + ", ".join(labels))
+        self.labels = labels
+
+
 def train_jobs(jobs, store: RunStore | None = None, runner: dict | None = None,
-               desc: str = "") -> list:
+               desc: str = "", train: bool = True) -> list:
     """The one loop from jobs to training: ``[train_runs(job, its data, store) for job in
     jobs]`` (:func:`~pusupport.book.store.train_runs`), in this process or, with ``runner``,
     as Ray tasks on that cluster (:func:`~pusupport.book.cluster.fan_out`) — unless ``store``
     holds every run: then they are read here, and a page built with Ray runs again after
-    its cluster is gone (nbval re-runs the built pages so)."""
+    its cluster is gone (nbval re-runs the built pages so). ``train=False``: read every
+    run, train none (:class:`NotHeld` if ``store`` lacks one)."""
     jobs, done, built = list(jobs), [], {}
-    if runner:
+    if runner or not train:
         datas = [job.datas(built) for job in jobs]
-        if store is None or not all(store.holds(job, d) for job, d in zip(jobs, datas)):
+        lacking = [label for job, d in zip(jobs, datas) if store is None or not store.holds(job, d)
+                   for label in job.labels]
+        if lacking and not train:
+            raise NotHeld(lacking)
+        if lacking:
             return cluster.fan_out(jobs, runner, store, built)
         return [train_runs(job, d, store) for job, d in zip(jobs, datas)]
     for job in progress(jobs, desc=desc):
@@ -52,13 +66,14 @@ class Executed(NamedTuple):
 
 
 def execute(plan: Plan, store: RunStore | None = None, runner: dict | None = None,
-            desc: str = "") -> Executed:
+            desc: str = "", train: bool = True) -> Executed:
     """Train ``plan`` (:func:`train_jobs`): the tidy history of every label it shows,
     ``method`` naming each run by its label (a view, e.g. nnPUSB, is read from its method's
     run, its test error at its own threshold), the results of the runs that keep more than
     their history (:attr:`~pusupport.book.plan.RunSpec.keeps`) and where each run came from.
-    A run ``store`` holds is read, not trained again (said on the console)."""
-    done = train_jobs(plan.jobs, store, runner, desc)
+    A run ``store`` holds is read, not trained again (said on the console); ``train=False``:
+    none is trained (:class:`NotHeld`)."""
+    done = train_jobs(plan.jobs, store, runner, desc, train)
     read, results, sources = {}, {}, {}
     for job, trained in zip(plan.jobs, done):
         for label, (runs, trainer) in zip(job.labels, trained):
@@ -66,9 +81,12 @@ def execute(plan: Plan, store: RunStore | None = None, runner: dict | None = Non
                 read.setdefault(label, trainer)
             sources.setdefault(label, trainer)
             results.update({(label, seed): r for seed, r in zip(job.seeds, runs)})
-    if read:
+    by_trainer = {}
+    for label, trainer in read.items():
+        by_trainer.setdefault(trainer, []).append(label)
+    if by_trainer:
         print("read from the run store, not trained again: " + "; ".join(
-            f"{label} (trained by {trainer})" for label, trainer in read.items()))
+            f"{', '.join(labels)} (trained by {trainer})" for trainer, labels in by_trainer.items()))
     shared = {f"{job.runs[i].label} its first {epoch} (those of {job.runs[p].label})"
               for job in plan.jobs for i, (p, epoch) in job.forks.items()}
     if shared:

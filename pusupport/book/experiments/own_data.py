@@ -2,7 +2,7 @@
 trained on it (the steps themselves are in :mod:`pusupport.apps.own`)."""
 from __future__ import annotations
 
-from ...apps.own import OWN_DATA, OWN_DATA_ESTIMATOR, check_method, train_config
+from ...apps.own import OWN_DATA, OWN_DATA_ESTIMATOR, SPLITS, check_method, train_config
 from ..cost import data_sizes
 from ..experiment import OPT_INT, TRAINING, Experiment, RunSpec
 
@@ -105,19 +105,24 @@ def input_line(s: dict) -> str:
 
 
 def plan(s, profile: str = "paper") -> list[RunSpec]:
-    """The example (CIFAR-10 as image files): the P-vs-U classifier behind π, then aaPU, whose
-    selection follows from the size of U (:func:`pusupport.apps.own.train_config`)."""
+    """The example (CIFAR-10 as image files) at the page's profile, as the page trains it by
+    default: the P-vs-U classifiers behind π — :data:`~pusupport.apps.own.SPLITS` halvings,
+    each trained to find its best held-out epoch and again to it, priced as one classifier
+    trained 2 × SPLITS times its epochs — then aaPU, whose selection follows from the size
+    of U (:func:`pusupport.apps.own.train_config`)."""
     data = {"n_labeled": s.data.n_labeled, "n_unlabeled": s.data.n_unlabeled}
     aapu = train_config(data_sizes("cifar10", s.data).n_u, s.model, base=s.train)
-    return [RunSpec("estimator", "pn", {**OWN_DATA_ESTIMATOR[profile], "data": data},
-                    dataset="cifar10", estimator=True),
+    estimator = OWN_DATA_ESTIMATOR[profile]
+    epochs = 2 * SPLITS * {**OWN_DATA_ESTIMATOR["paper"]["train"], **estimator["train"]}["epochs"]
+    return [RunSpec("P-vs-U classifiers", "pn", {**estimator, "train": {**estimator["train"], "epochs": epochs},
+                                                 "data": data}, estimator=True),
             RunSpec("aapu", "aapu", {"data": data, "train": {"n_select": aapu.n_select,
                                                              "select_from": aapu.select_from}},
-                    seeds=1, stacks=False, dataset="cifar10")]
+                    seeds=1, stacks=False)]
 
 
 EXPERIMENT = Experiment(
-    "own_data", changes=OWN_DATA, plan=plan,
+    "own_data", changes=OWN_DATA, plan=plan, sizes="cifar10",
     not_in_paper="your own images or features",
     parameters={"image_folder": (str, type(None)), "features": (str, type(None)),
                 "label_column": (str, type(None)), "positive_classes": (list, type(None)),

@@ -61,6 +61,9 @@ WIN, LOSE, TIE, OPEN = "aaPU better", "aaPU worse", "tie (within ±Δ)", "undeci
 RECORD = "standing-synthetic"
 RECORD_COMPARED = {"synthetic": list(COMPARED)}
 RECORD_COMMAND = "make standing-record"
+#: Why the record is not shown where its runs are not all committed.
+RECORD_MISSING = ("its runs are not committed for these settings, this device and this training "
+                  f"code: `{RECORD_COMMAND}` trains them")
 
 #: The PU validation split held out of the training P and U where a compared method's recipe
 #: reads one (VPU's choice of epoch, Robust-PU's early stop): VPU's authors' share, 5,000 of
@@ -156,15 +159,17 @@ def not_run(s, profile: str) -> list[str]:
     return out
 
 
-def run_standing(page: Page, pages: dict, committed_only: bool = False) -> tuple[pd.DataFrame, dict]:
+def run_standing(page: Page, pages: dict, missing: str | None = None) -> tuple[pd.DataFrame, dict]:
     """Train the plan on each data set at its comparison page's settings (``pages``: data
     set → that page, resolved at this page's profile): aaPU and nnPU are read from the run
     store when that page has run, unless a validation split is held out there
-    (:func:`held_out`). ``committed_only``: read every run, train none — a data set with a
-    run missing (not committed, or by other training code) is not run. Returns the history
-    (a ``dataset`` column) and, per data set, what the verdicts need or why it did not run."""
+    (:func:`held_out`). ``missing`` given: read every run, train none — a data set with a
+    run the store lacks (not committed, or by other training code) is not run, for that
+    reason. Returns the history (a ``dataset`` column) and, per data set, what the verdicts
+    need or why it did not run."""
     from dataclasses import replace
     from ...data.files import DatasetNotFoundError
+    from ..runs import NotHeld
     histories, meta = [], {}
     for dataset, there in pages.items():
         # checkpoints and the store under this page
@@ -176,12 +181,11 @@ def run_standing(page: Page, pages: dict, committed_only: bool = False) -> tuple
             meta[dataset] = {"status": "not run", "reason": "data not available on this machine: "
                              f"the {there.name} page says how to provide it"}
             continue
-        if committed_only and not here.holds(specs, make):
-            meta[dataset] = {"status": "not run", "reason": "its runs are not committed for these "
-                             "settings, this device and this training code: "
-                             f"`{RECORD_COMMAND}` trains them"}
+        try:
+            histories.append(here.run(specs, make, train=missing is None).assign(dataset=dataset))
+        except NotHeld:
+            meta[dataset] = {"status": "not run", "reason": missing}
             continue
-        histories.append(here.run(specs, make).assign(dataset=dataset))
         page.sources += [(f"{label} ({dataset})", t) for label, t in here.sources]
         data = make(here.seeds[0])
         # the split as the runs hold it out (none where no method of theirs reads one)
