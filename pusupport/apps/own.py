@@ -30,8 +30,9 @@ OWN_DATA = {
 }
 #: P-vs-U halvings behind an estimate of π from your data (the median of their estimates:
 #: :func:`~pusupport.apps.prior.estimate_prior`). scikit-learn's digits as a folder, 150
-#: labelled (5 draws of them × 8 halvings, on 1 and on 2 threads): one halving's BBE estimate
-#: has SD 0.046 and is within 0.03 of π in 35 of 80; the median of 4, SD 0.027, 14 of 20.
+#: labelled (5 draws of them, 160 halvings in three runs): one halving's BBE estimate has SD
+#: 0.044 within a draw, 0.050 in all (within 0.03 of π in 68 of 160); the median of 4 halves
+#: the first, and has SD 0.035 in all (23 of 40) — the rest is which 150 were labelled.
 SPLITS = 4
 #: The P-vs-U classifier behind the BBE estimate of π for images, per profile.
 _OWN_ESTIMATOR = {"model": dict(name="kiryo_cnn", width=0.25), "train": dict(epochs=10, batch_size=256, lr=1e-3)}

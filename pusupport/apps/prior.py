@@ -166,7 +166,7 @@ def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, trainer=None, sele
     BBE 0.46 after 2 epochs, 0.58 after 28, against π = 0.456). ``splits``: that many
     halvings, the i-th drawn and trained with seed + i; each estimate and its interval's
     ends are the median over them (:func:`combined`): with few labelled positives one
-    halving's estimate spreads widely (the digits folder: SD 0.046 from one, 0.027 from
+    halving's estimate spreads widely (the digits folder: SD 0.050 from one, 0.035 from
     the median of 4).
     """
     from ..core.config import Settings, merge
