@@ -343,6 +343,20 @@ def test_no_output_may_be_an_input(capsys, tmp_path, monkeypatch):
     assert "--csv " in msg and "is also the input MODEL" in msg
     assert "is also the input INPUTS" in error_of(capsys, "predict", model, table, "--csv", tmp_path / "." / "t.csv")
     assert model.read_bytes() == b"a model" and table.read_text().startswith("label,a")
+    # nor into an input folder's data: an image overwritten, or a model added to the positives
+    # (a new file beside the class folders is no data: tests write their outputs so)
+    image = tmp_path / "pu" / "labeled" / "0.png"
+    image.parent.mkdir(parents=True)
+    image.write_bytes(b"an image")
+    monkeypatch.setattr("pusupport.apps.pu_data.load_pu", lambda *a, **k: pytest.fail("data read before the check"))
+    for out, harm in ((image, "overwrite a file of"), (image.with_name("m.pt"), "add files to")):
+        msg = error_of(capsys, "train", "--images", tmp_path / "pu", "--out", out)
+        assert msg == (f"pusupport train: error: --out {out} lies inside the input --images {tmp_path / 'pu'}: "
+                       f"writing it would {harm} your data; give --out a path outside that folder (nothing "
+                       "was written)")
+    assert "lies inside the input INPUTS" in error_of(capsys, "predict", model, tmp_path / "pu",
+                                                      "--csv", tmp_path / "pu" / "labeled" / "p.csv")
+    assert image.read_bytes() == b"an image" and not image.with_name("m.pt").exists()
 
 
 RESUME_TABLE = dict(n=6000, d=20)

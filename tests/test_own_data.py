@@ -254,6 +254,23 @@ def test_the_own_data_page_takes_any_usable_method_and_vpu_no_prior():
         own_data_settings(resolve_page("own_data", method="negsel", **kw))
 
 
+def test_the_own_data_page_writes_nothing_into_the_reader_s_folder(tmp_path):
+    """An output folder whose results (model.pt, the ranking) would land inside the image
+    folder is refused before any work, naming the fix."""
+    from pusupport.book.experiments.own_data import own_data_settings
+    from pusupport.book.pages import resolve_page
+    mine = tmp_path / "mine"
+    (mine / "labeled").mkdir(parents=True)
+    kw = dict(profile="smoke", device="cpu", seeds=None, data_dir=None, dry_run=0, checkpoints=None,
+              runner=None, image_folder=str(mine), features=None, label_column=None, positive_classes=None,
+              image_size=None, prior=None, model=None, n_labeled=None, epochs=None, lr=None, method=None)
+    with pytest.raises(ValueError, match=r"output_dir .*own_data lies inside the input image_folder .*: writing "
+                                         r"it would add files to your data; give output_dir a path outside"):
+        own_data_settings(resolve_page("own_data", output_dir=str(mine), **kw))
+    assert own_data_settings(resolve_page("own_data", output_dir=str(tmp_path / "out"), **kw))["pu"]
+    assert list(mine.rglob("*")) == [mine / "labeled"]
+
+
 def test_the_own_data_plan_is_priced_at_the_page_s_profile():
     """The cost line prices what the page trains: the P-vs-U classifiers of every halving
     (each trained twice) and aaPU at the profile's epochs and sizes — not the paper's."""

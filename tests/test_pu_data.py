@@ -79,6 +79,8 @@ def test_vpu_at_the_defaults_learns_from_the_table(digits_pu, tmp_path):
                     "--out", tmp_path / "m.pt", "--ranking", tmp_path / "pool.csv")
     assert run.returncode == 0, run.stderr
     assert "vpu with mlp for 50 epochs (batch 164, lr 3e-05), no π" in run.stdout
+    assert "predicted positive (vpu reads no π: `pusupport estimate-prior` gives one" in run.stdout
+    assert "layouts:" not in run.stderr                  # the book's build speed: not said here
     assert _judged(pd.read_csv(tmp_path / "pool.csv"), truth) >= 0.95
     mlp = own.default_model((1647, 64))
     assert own.train_config(1647, mlp, "vpu", lr=1e-3).lr == 1e-3           # a rate given wins

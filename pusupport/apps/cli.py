@@ -124,11 +124,13 @@ def main(argv=None) -> int:
     from . import commands
     from ..data.datasets import DatasetNotFoundError
     from .prior import PriorWarning
+    from ..core.runtime import LayoutNote
     run = {"train": commands.train_model, "predict": commands.predict,
            "estimate-prior": commands.estimate_prior}[args.command]
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", UserWarning)
         warnings.simplefilter("ignore", PriorWarning)      # printed with the estimate
+        warnings.simplefilter("ignore", LayoutNote)        # the book's build speed, not yours
         try:
             run(args)
             status = 0

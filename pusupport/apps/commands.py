@@ -115,7 +115,9 @@ def _pool(args, saved, problem, ids, estimate) -> None:
     with ``--ranking``, the pool ranked by score."""
     table = own.ranking(saved, problem.x_u, ids)
     share = table.predicted.mean()
-    prior = ("" if saved.prior is None else f", against π = {saved.prior:.3f}" +
+    prior = (f" ({args.method} reads no π: `pusupport estimate-prior` gives one to hold this share "
+             "against; its threshold may be off where its ranking is not)" if saved.prior is None else
+             f", against π = {saved.prior:.3f}" +
              (f" (estimated, interval {estimate.low:.3f}–{estimate.high:.3f})" if estimate else " (given)"))
     print(f"the unlabelled pool: {int(table.predicted.sum())} of {len(table)} ({share:.1%}) predicted "
           f"positive{prior}")

@@ -207,19 +207,39 @@ def describe_estimate(e, spelling: str = "python") -> str:
     return line
 
 
+def check_not_input(path, option: str, inputs: dict, strict: bool = False) -> None:
+    """A ValueError naming ``option`` and the fix if ``path`` is one of the ``inputs``
+    ({option: path} of what is read), would overwrite a file inside an input folder, or
+    would add one to a folder inside it (its class folders; ``strict``: lie inside it at all,
+    for a folder of outputs)."""
+    path = Path(path)
+    for given, source in inputs.items():
+        if source is None:
+            continue
+        if path.resolve() == Path(source).resolve():
+            raise ValueError(f"{option} {path} is also the input {given}: writing it would destroy "
+                             f"that input; give {option} another path (nothing was written)")
+        top = Path(source).resolve()
+        if not top.is_dir() or top not in path.resolve().parents:
+            continue
+        parent = path.resolve().parent
+        if path.exists() or strict or (parent != top and parent.is_dir()):
+            harm = "overwrite a file of" if path.exists() and not path.is_dir() else "add files to"
+            raise ValueError(f"{option} {path} lies inside the input {given} {source}: writing it would "
+                             f"{harm} your data; give {option} a path outside that folder (nothing was written)")
+
+
 def check_output(path, option: str, folder: bool = False, inputs: dict | None = None) -> Path:
-    """``path`` checked before any work, by one rule for every output: it is none of the
-    ``inputs`` ({option: path} of what the command reads), the folder that will hold it
-    must exist and be writable, and the path must not be a folder where a file is wanted
-    (or a file where a folder is). Anything else is a ValueError naming ``option`` and the fix."""
+    """``path`` checked before any work, by one rule for every output: it is no input and
+    writes into no input folder's data (:func:`check_not_input`; ``inputs``: {option: path}
+    of what the command reads), the folder that will hold it must exist and be writable, and the
+    path must not be a folder where a file is wanted (or a file where a folder is). Anything
+    else is a ValueError naming ``option`` and the fix."""
     path = Path(path)
     want = "a folder" if folder else "a file name, e.g. model.pt or predictions.csv"
     if path.exists() and path.is_dir() != folder:
         raise ValueError(f"{option} {path}: is {'a file' if folder else 'a folder'}; give {want}")
-    for given, source in (inputs or {}).items():
-        if source is not None and path.resolve() == Path(source).resolve():
-            raise ValueError(f"{option} {path} is also the input {given}: writing it would destroy "
-                             f"that input; give {option} another path (nothing was written)")
+    check_not_input(path, option, inputs or {})
     parent = path.absolute().parent
     if not parent.is_dir():
         raise ValueError(f"{option} {path}: the folder {parent} does not exist; create it first "

@@ -66,6 +66,12 @@ class PUClassifier(ClassifierMixin, BaseEstimator):
         """Train on features ``X`` (n, d) and the PU labels ``y`` (pulearn's s): two
         classes, the labelled positives (1 of 0/1 or −1/1, True of False, or
         ``positive_label``) and the unlabelled points (U)."""
+        from ..core.runtime import LayoutNote
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", LayoutNote)      # the book's build speed, not yours
+            return self._fit(X, y)
+
+    def _fit(self, X, y):
         if self.method not in usable_methods():
             raise ValueError(f"method={self.method!r}: use one of {usable_methods()}")
         X, y = validate_data(self, X, y, dtype=np.float32)
@@ -105,7 +111,7 @@ class PUClassifier(ClassifierMixin, BaseEstimator):
         self.threshold_ = result.threshold
         problem = own.check_trained(result, data)      # the command line refuses such a model
         if problem:
-            warnings.warn(f"PUClassifier: {problem}", UserWarning, stacklevel=2)
+            warnings.warn(f"PUClassifier: {problem}", UserWarning, stacklevel=3)
         return self
 
     def decision_function(self, X) -> np.ndarray:

@@ -92,6 +92,12 @@ def machine(device_type: str) -> tuple[str, str | None]:
 _BORROWED: set = set()
 
 
+class LayoutNote(UserWarning):
+    """This machine's layouts are chosen from another's measurements: a build's speed may
+    suffer, never its numbers (one run on your data has no layout to choose: the command
+    line and PUClassifier say nothing of it)."""
+
+
 def measured(table: dict, device_type: str, empty=()):
     """``table``'s entry for this machine (:func:`machine`); a machine not measured borrows
     the one measured for its device type, saying so in a warning, once (a GPU that is not
@@ -107,7 +113,7 @@ def measured(table: dict, device_type: str, empty=()):
         bench = "make bench DEVICE=cuda" if device_type == "cuda" else "make bench"
         warnings.warn(f"layouts: nothing measured on this {device_type} ({here[1]}); borrowing the "
                       f"{borrowed[1]} {device_type}'s measurements (`{bench}` measures this one)",
-                      stacklevel=2)
+                      LayoutNote, stacklevel=2)
     return table[borrowed]
 
 

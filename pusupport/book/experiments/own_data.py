@@ -2,7 +2,7 @@
 trained on it (the steps themselves are in :mod:`pusupport.apps.own`)."""
 from __future__ import annotations
 
-from ...apps.own import OWN_DATA, OWN_DATA_ESTIMATOR, SPLITS, check_method, train_config
+from ...apps.own import OWN_DATA, OWN_DATA_ESTIMATOR, SPLITS, check_method, check_not_input, train_config
 from ..cost import data_sizes
 from ..experiment import OPT_INT, TRAINING, Experiment, RunSpec
 
@@ -26,6 +26,9 @@ def own_data_settings(page: Page) -> dict:
     example = p.get("image_folder") is None and p.get("features") is None
     folder = str(data_root(page.data_dir) / "cifar10-jpeg") if example else p.get("image_folder")
     positive = p.get("positive_classes") or (CIFAR10_POSITIVE if example else None)
+    # the model and the ranking go to the page's results folder: not into the reader's data
+    check_not_input(page.results_dir, "output_dir", {k: p.get(k) for k in ("image_folder", "features")},
+                    strict=True)
     s, profile = page.settings, page.experiment.resolve(page.dataset, page.profile)[1]
     return {"image_folder": folder, "features": p.get("features"), "pu": not positive,
             "method": check_method(p.get("method") or "aapu", p.get("prior")),
