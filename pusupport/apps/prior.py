@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 import time
+from statistics import median
 import warnings
 from dataclasses import dataclass, replace
 
@@ -196,13 +197,12 @@ def combined(estimates: list[PriorEstimate]) -> PriorEstimate:
     if len(estimates) == 1:
         return estimates[0]
     usable = [e for e in estimates if not e.unusable] or estimates
-    med = lambda values: float(torch.tensor(values, dtype=torch.float64).quantile(0.5))  # noqa: E731
     notes = list(dict.fromkeys(e.note for e in usable if e.note))
     if len(usable) < len(estimates):
         notes.append(f"{len(estimates) - len(usable)} of {len(estimates)} halvings left out: their "
                      "P-vs-U classifier was degenerate or their raw estimate lay outside (0, 1).")
-    return PriorEstimate(estimates[0].method, med([e.estimate for e in usable]),
-                         med([e.low for e in usable]), med([e.high for e in usable]),
+    return PriorEstimate(estimates[0].method, median(e.estimate for e in usable),
+                         median(e.low for e in usable), median(e.high for e in usable),
                          round(sum(e.seconds for e in estimates), 2), " ".join(notes),
                          usable[0].unusable, len(usable))
 
