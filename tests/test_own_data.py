@@ -285,6 +285,29 @@ def test_the_own_data_plan_is_priced_at_the_page_s_profile():
         assert aapu.sizes.n_u == (OWN_DATA[profile].get("data", {}).get("n_unlabeled") or 50_000)
 
 
+def test_the_own_data_plan_prices_the_page_s_method_and_only_the_estimate_it_needs():
+    """The method and π the page is given reach its plan (its cost line, its dry run): no
+    P-vs-U classifiers for a method that reads no π or where π is given; a recipe that
+    stops early priced at twice its epochs (it may train again to its stop)."""
+    from pusupport.book.experiments.own_data import EXPERIMENT
+    from pusupport.book.pages import resolve_page
+
+    def runs(**given):
+        return {r.label: r.cfg for r in EXPERIMENT.runs(profile="cpu", device="cpu", parameters=given).runs}
+    assert set(runs()) == {"P-vs-U classifiers", "aapu"}
+    assert set(runs(method="vpu")) == {"vpu"} and runs(method="vpu")["vpu"].method == "vpu"
+    assert set(runs(method="nnpu", prior=0.4)) == {"nnpu"}
+    assert runs(method="robustpu")["robustpu"].epochs == 2 * runs()["aapu"].epochs
+    kw = dict(profile="cpu", device="cpu", seeds=None, data_dir=None, output_dir="results",
+              dry_run=0, checkpoints=None, runner=None, image_folder=None, features="t.csv",
+              label_column=None, positive_classes=[1], image_size=None, model=None,
+              n_labeled=None, epochs=None, lr=None)
+    page, given = resolve_page("own_data", method="vpu", prior=None, **kw), resolve_page(
+        "own_data", method=None, prior=0.3, **kw)
+    assert [r.label for r in page.plan()] == ["vpu"] and [r.label for r in given.plan()] == ["aapu"]
+    assert page.settings == given.settings                # choices of the page, not settings
+
+
 def test_what_the_reader_sets_on_the_page_wins_over_the_small_data_rules():
     from pusupport.apps import own
     from pusupport.book.experiments.own_data import own_data_settings

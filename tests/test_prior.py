@@ -70,6 +70,20 @@ def test_several_halvings_give_the_median_of_their_estimates():
         estimate_prior(x_p, x_u, splits=0)
 
 
+def test_several_halvings_show_a_bar_with_the_time_left(capsys, monkeypatch):
+    """Halvings take a while on images (≈ 10 s each on one thread): a bar counts them, with
+    the time left, where the classifier's config shows progress; one halving, or a config
+    without progress (the tables' default), shows none."""
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    x_p, x_u = mixture(0.4, n_p=40, n_u=120)
+    estimate_prior(x_p, x_u, model="mlp", epochs=1, device="cpu", splits=2, progress=True)
+    shown = capsys.readouterr().err
+    assert "π: P-vs-U halvings" in shown and "2/2" in shown and "<" in shown   # elapsed<left
+    estimate_prior(x_p, x_u, model="mlp", epochs=1, device="cpu", splits=2)
+    estimate_prior(x_p, x_u, model="mlp", epochs=1, device="cpu", progress=True)
+    assert "halvings" not in capsys.readouterr().err
+
+
 def test_a_halving_with_an_unusable_estimate_is_left_out_of_the_median():
     """A degenerate halving says nothing about π: the median is the others', the note says
     how many were left out; only if every halving is unusable is the estimate."""

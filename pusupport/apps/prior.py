@@ -14,7 +14,7 @@ import math
 import time
 from statistics import median
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import torch
 
@@ -43,7 +43,7 @@ class PriorEstimate:
     estimate: float
     low: float
     high: float
-    seconds: float = 0.0
+    seconds: float = field(default=0.0, compare=False)    # the time taken: not the estimate
     note: str = ""
     unusable: bool = False
     splits: int = 1
@@ -168,20 +168,23 @@ def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, trainer=None, sele
     halvings, the i-th drawn and trained with seed + i; each estimate and its interval's
     ends are the median over them (:func:`combined`): with few labelled positives one
     halving's estimate spreads widely (the digits folder: SD 0.050 from one, 0.035 from
-    the median of 4).
+    the median of 4); a bar counts them, with the time left, where ``config.progress``.
     """
     from ..core.config import Settings, merge
+    from ..core.progress import progress
     if len(x_p) < 2 or len(x_u) < 2:
         raise ValueError("need at least two labelled positives and two unlabelled points "
                          "(half of each trains the P-vs-U classifier, half is scored)")
     if isinstance(splits, bool) or not isinstance(splits, int) or splits < 1:
         raise ValueError(f"splits={splits!r}: give the number of P-vs-U halvings, an integer ≥ 1")
     cfg = merge(config or Settings().merge(ESTIMATOR).train, {**overrides, "method": "pn"}, "train")
+    bar = progress(range(splits), cfg.progress and splits > 1, desc="π: P-vs-U halvings",
+                   unit="halving", leave=False, mininterval=0)
     cfg = merge(cfg, {"eval_every": 0, "progress": False}, "train")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         each = [_one_halving(x_p, x_u, merge(cfg, {"seed": cfg.seed + i}, "train"), delta, trainer,
-                             select_epoch) for i in range(splits)]
+                             select_epoch) for i in bar]
     found = {name: combined([e[name] for e in each]) for name in each[0]}
     unusable = any(e.unusable for e in found.values())
     for w in dict((str(w.message), w) for w in caught).values():

@@ -43,7 +43,9 @@ class Experiment:
     ``dataset`` is a book-only table (e.g. "memorization"); ``not_in_paper``: what it shows
     when the paper has no such experiment; ``selects``: whether it trains a selecting method;
     ``reads``: the data sets whose comparison pages' runs it reads, and ``reads_every_page``:
-    whether it reads every other page's results (the book runs those pages first)."""
+    whether it reads every other page's results (the book runs those pages first);
+    ``plan_reads``: its own parameters that are not settings but change its plan (the
+    own-data page's method and π), passed to ``plan`` by name where given."""
 
     name: str
     dataset: str | None = None
@@ -59,6 +61,7 @@ class Experiment:
     selects: bool = False
     reads: tuple[str, ...] = ()
     reads_every_page: bool = False
+    plan_reads: tuple[str, ...] = ()
 
     def book_pages(self) -> dict:
         return self.pages or {self.name: {}}
@@ -79,8 +82,16 @@ class Experiment:
         """(the paper's settings, this profile's with ``parameters``) on ``dataset``."""
         paper = Settings().merge(PAPER.get(dataset, {})).merge(self.changes.get("paper", {}))
         ours = paper.merge(PROFILE_CHANGES.get(dataset, {}).get(profile, {}))
-        ours = ours.merge(self.changes.get(profile, {})).merge(sectioned(parameters or {}))
+        settings = {k: v for k, v in (parameters or {}).items() if k not in self.plan_reads}
+        ours = ours.merge(self.changes.get(profile, {})).merge(sectioned(settings))
         return paper, ours
+
+    def specs(self, s: Settings, parameters: dict | None = None) -> list[RunSpec]:
+        """The plan's runs at settings ``s``, with those of the page's ``parameters`` it reads
+        (:attr:`plan_reads`)."""
+        if not self.plan:
+            return []
+        return self.plan(s, **{k: v for k, v in (parameters or {}).items() if k in self.plan_reads})
 
     def runs(self, dataset: str | None = None, profile: str = "paper", device: str = "cuda",
              parameters: dict | None = None) -> Plan:
@@ -89,7 +100,7 @@ class Experiment:
         carry their data's sizes, not their data."""
         dataset = dataset or self.dataset
         _, s = self.resolve(dataset, profile, parameters)
-        trained, shown = as_trained(self.plan(s) if self.plan else [])
+        trained, shown = as_trained(self.specs(s, parameters))
         seeds = range(s.page.n_seeds)
         return Plan.of([self.planned(spec, s, dataset, seeds) for spec in trained], shown, seeds, device)
 

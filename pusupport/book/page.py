@@ -57,7 +57,7 @@ class Page:
     runner: dict | None = None
     params: dict = field(default_factory=dict)
     families: dict = field(default_factory=dict)
-    explicit: dict = field(default_factory=dict)    # the settings given as parameters
+    explicit: dict = field(default_factory=dict)    # the settings (and choices its plan reads) given
     sources: list = field(default_factory=list)     # (run label, who trained it: None = now)
     committed: Path | None = None    # committed runs it reads (None: its profile's, committed_runs)
     started: float = field(default_factory=time.perf_counter)
@@ -88,7 +88,7 @@ class Page:
 
     def plan(self) -> list[RunSpec]:
         """The experiment's runs at these settings."""
-        return self.experiment.plan(self.settings) if self.experiment.plan else []
+        return self.experiment.specs(self.settings, self.explicit)
 
     def config(self, spec: RunSpec, seed: int | None = None) -> TrainConfig:
         """The TrainConfig of the run ``spec`` on ``seed`` (default: the first)."""

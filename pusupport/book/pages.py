@@ -86,7 +86,7 @@ def _resolve(name: str, given: dict, injected=()) -> Page:
     if dataset is not None and dataset not in PAPER:
         raise ValueError(f"unknown dataset {dataset!r}: use one of {sorted(PAPER)}")
     explicit = {k: v for k, v in given.items() if k in experiment.parameters
-                and v is not None and _is_setting(k)}
+                and v is not None and (_is_setting(k) or k in experiment.plan_reads)}
     paper, settings = experiment.resolve(dataset, profile, explicit)
     _check_schedule(experiment, settings)
     seeds = given["seeds"] if given["seeds"] is not None else list(range(settings.page.n_seeds))

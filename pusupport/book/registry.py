@@ -122,7 +122,7 @@ def method_cost_table(name: str = "standing") -> pd.DataFrame:
     (all seeds, as the plan lays them out), "—" where the plan leaves the pair out; a view
     (nnPUSB) names the run it is read from."""
     experiment = get(name)
-    specs = experiment.plan(experiment.resolve(experiment.dataset, "paper")[1])
+    specs = experiment.specs(experiment.resolve(experiment.dataset, "paper")[1])
     plan = experiment.runs()
     seconds = Counter()
     for job in plan.jobs:

@@ -107,26 +107,33 @@ def input_line(s: dict) -> str:
             f"method: {s['method']}; π: {prior}; model: {model}{size}")
 
 
-def plan(s, profile: str = "paper") -> list[RunSpec]:
-    """The example (CIFAR-10 as image files) at the page's profile, as the page trains it by
-    default: the P-vs-U classifiers behind π — :data:`~pusupport.apps.own.SPLITS` halvings,
-    each trained to find its best held-out epoch and again to it, priced as one classifier
-    trained 2 × SPLITS times its epochs — then aaPU, whose selection follows from the size
-    of U (:func:`pusupport.apps.own.train_config`)."""
+def plan(s, profile: str = "paper", method: str = "aapu", prior: float | None = None) -> list[RunSpec]:
+    """The example (CIFAR-10 as image files) at the page's profile, as the page trains it:
+    the P-vs-U classifiers behind π where the method reads π and none is given —
+    :data:`~pusupport.apps.own.SPLITS` halvings, each trained to find its best held-out
+    epoch and again to it, priced as one classifier trained 2 × SPLITS times its epochs —
+    then ``method`` at :func:`pusupport.apps.own.train_config`'s settings (aaPU's selection
+    follows from the size of U); a recipe that stops early is trained again to its stop
+    (:func:`pusupport.apps.own.fit`), priced as one run of twice its epochs, the most
+    that can take."""
+    from ...core.methods import get_method
     data = {"n_labeled": s.data.n_labeled, "n_unlabeled": s.data.n_unlabeled}
-    aapu = train_config(data_sizes("cifar10", s.data).n_u, s.model, base=s.train)
+    chosen = get_method(check_method(method, prior))
+    cfg = train_config(data_sizes("cifar10", s.data).n_u, s.model, method, base=s.train)
+    own = {"epochs": cfg.epochs * (2 if chosen.stop else 1), "n_select": cfg.n_select,
+           "select_from": cfg.select_from}
+    runs = [RunSpec(method, method, {"data": data, "train": own}, seeds=1, stacks=False)]
+    if not chosen.needs_prior or prior is not None:
+        return runs
     estimator = OWN_DATA_ESTIMATOR[profile]
     epochs = 2 * SPLITS * {**OWN_DATA_ESTIMATOR["paper"]["train"], **estimator["train"]}["epochs"]
     return [RunSpec("P-vs-U classifiers", "pn", {**estimator, "train": {**estimator["train"], "epochs": epochs},
-                                                 "data": data}, estimator=True),
-            RunSpec("aapu", "aapu", {"data": data, "train": {"n_select": aapu.n_select,
-                                                             "select_from": aapu.select_from}},
-                    seeds=1, stacks=False)]
+                                                 "data": data}, estimator=True), *runs]
 
 
 EXPERIMENT = Experiment(
     "own_data", changes=OWN_DATA, plan=plan, sizes="cifar10",
-    not_in_paper="your own images or features",
+    not_in_paper="your own images or features", plan_reads=("method", "prior"),
     parameters={"image_folder": (str, type(None)), "features": (str, type(None)),
                 "label_column": (str, type(None)), "positive_classes": (list, type(None)),
                 "image_size": (int, list, type(None)), "prior": (float, type(None)),
