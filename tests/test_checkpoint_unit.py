@@ -200,7 +200,8 @@ def test_other_settings_are_named_in_sorted_order(tmp_path):
     new = checkpoint.fingerprint(replace(CFG, lr=5e-4, beta=0.1), [data()], [0])
     assert _refusal(tmp_path, old, new) == (
         "checkpoint PATH was made with different settings ['beta', 'lr']: refusing to resume it. "
-        "Delete it, or pass another checkpoint_dir, to start afresh.")
+        "Delete it, or pass another checkpoint folder (checkpoint_dir; --checkpoint-dir on the "
+        "command line), to start afresh.")
 
 
 def test_a_setting_present_on_one_side_only_is_named(tmp_path):
@@ -215,14 +216,15 @@ def test_other_code_is_named_before_other_data(tmp_path):
     new = {**checkpoint.fingerprint(CFG, [data(prior=0.3)], [0]), "code": "edited"}
     assert _refusal(tmp_path, old, new) == (
         "checkpoint PATH was made with different training code: refusing to resume it. "
-        "Delete it, or pass another checkpoint_dir, to start afresh.")
+        "Delete it, or pass another checkpoint folder (checkpoint_dir; --checkpoint-dir on the "
+        "command line), to start afresh.")
 
 
 @pytest.mark.parametrize("change", [dict(prior=0.3), dict(n_u=6), dict(x_p=((1.0, 2.0), (3.0, 4.0)))])
 def test_other_data_is_named(tmp_path, change):
     old = checkpoint.fingerprint(CFG, [data()], [0])
     new = checkpoint.fingerprint(CFG, [data(**change)], [0])
-    assert _refusal(tmp_path, old, new).startswith("checkpoint PATH was made with different data: ")
+    assert _refusal(tmp_path, old, new).startswith("checkpoint PATH was made with different data (its rows, or π): ")
 
 
 def test_other_seeds_and_other_device_choices_are_named(tmp_path):

@@ -76,6 +76,19 @@ def test_save_results_writes_history_and_summary(tmp_path):
     assert (out / "summary.json").read_text().startswith('{\n  "status": "run",\n  "methods": {')
 
 
+def test_a_run_without_a_test_split_writes_strict_json(tmp_path):
+    """Your own data without a labelled test split has no test error: the summary leaves
+    the metric out rather than writing NaN, which strict JSON readers refuse."""
+    untested = HISTORY.assign(test_error=float("nan"), test_auc=float("nan"))
+    save_results(untested, tmp_path)
+
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON")
+    on_disk = json.loads((tmp_path / "summary.json").read_text(), parse_constant=refuse)
+    assert all("test_error" not in m and "test_auc" not in m for m in on_disk["methods"].values())
+    assert "test_error" in summarize(HISTORY)["aapu"]
+
+
 def test_atomic_write_replaces_and_leaves_nothing_behind(tmp_path):
     path = tmp_path / "a" / "b.txt"
     atomic_write_text(path, "one")

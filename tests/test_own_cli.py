@@ -46,7 +46,8 @@ def test_train_then_predict_one_row_per_test_image(trained, digits, tmp_path):
     path, log = trained
     assert "BBE: π = " in log and "(interval " in log and f"saved {path}" in log
     said = log.splitlines()                      # the estimate is announced, then set beside the labels'
-    assert said[0].startswith("estimating π: BBE and Elkan–Noto from a P-vs-U classifier")
+    assert said[0].startswith("estimating π: BBE and Elkan–Noto, the median over 4 P-vs-U classifiers")
+    assert "each trained up to" in said[0] and "kept at its best held-out one" in said[0]
     assert any(line == "(the labels give π = 0.333: with --prior 0.333 the run trains with it instead)"
                for line in said)                 # 300 of U's 900 rows are the labelled classes
     run = pusupport("predict", path, digits / "test", "--csv", tmp_path / "p.csv")

@@ -154,5 +154,5 @@ def test_the_page_takes_pu_data_as_they_come(tmp_path):
     assert len(ranking) == 200 and ranking.score.is_monotonic_decreasing
     assert set(ranking.id) == {str(p) for p in (pu / "unlabeled").glob("*.png")}
     text = (tmp_path / "out.ipynb").read_text()
-    assert "PU data (labelled positives beside an unlabelled pool)" in text
+    assert "PU data (labelled positives beside an unlabelled pool; every row of both is used" in text
     assert "there is no labelled test split, so no test error" in text and "truly positive" not in text

@@ -9,6 +9,7 @@ from sklearn.datasets import load_digits
 from sklearn.metrics import roc_auc_score
 
 from pusupport.apps import own, pu_data
+from pusupport.apps.cli import main
 
 from test_own_cli import error_of, pusupport
 
@@ -166,6 +167,13 @@ def test_pu_label_columns_and_their_errors(tmp_path, capsys):
     assert len(pu_data.load_pu(features=empty, label_column="s", empty_is_unlabeled=True).x_u) == 6
     msg = error_of(capsys, "train", "--features", table([1] + [0] * 7), "--label-column", "s", "--out", tmp_path / "m.pt")
     assert "1 labelled positives; PU learning needs at least two of each" in msg
+    x[[2, 6], 1] = [np.nan, np.inf]                  # the rows are named, as the file counts them
+    msg = error_of(capsys, "train", "--features", table([1, 1, 0, 0, 0, 0, 0, 0]), "--label-column", "s",
+                   "--out", tmp_path / "m.pt")
+    assert "data row(s) [3, 7] (counting from 1) hold NaN or inf values" in msg
+    with pytest.raises(SystemExit):                  # the option named, as argparse names it
+        main(["train", "--images", str(tmp_path), "--image-size", "0", "--out", str(tmp_path / "m.pt")])
+    assert "argument --image-size: must be a positive integer, got '0'" in capsys.readouterr().err
 
 
 def test_options_of_one_mode_are_refused_in_the_other(tmp_path, capsys, digits_pu):

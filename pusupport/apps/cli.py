@@ -49,7 +49,7 @@ def _inputs(p: argparse.ArgumentParser) -> None:
                    "rows labelled, the rest hidden in U) and scored against the hidden truth")
     p.add_argument("--n-labeled", type=int, help="evaluation mode: labelled positives (default: half "
                    "the training positives)")
-    p.add_argument("--image-size", type=int, nargs="+", metavar="N", help="resize images to N×N or H W")
+    p.add_argument("--image-size", type=_positive_int, nargs="+", metavar="N", help="resize images to N×N or H W")
     p.add_argument("--skip-unreadable", action="store_true", help="leave unreadable images out (counted)")
     p.add_argument("--data-dir", help="where decoded images are cached (default: $PUSUPPORT_DATA, "
                                       "else ~/.cache/pusupport)")
@@ -82,7 +82,8 @@ def parser() -> argparse.ArgumentParser:
                        help="aapu (default), or another method of pusupport.core.methods, e.g. "
                             "nnpu, nnpusb or vpu (needs no π); a name it does not know lists them all")
     train.add_argument("--epochs", type=_positive_int, help="training epochs (default 50)")
-    train.add_argument("--lr", type=float, help="Adam's learning rate (default 1e-4; 1e-3 for small data)")
+    train.add_argument("--lr", type=float, help="Adam's learning rate (default 1e-4; 1e-3 for small data; "
+                       "vpu: its authors' rate)")
     train.add_argument("--batch-size", type=_positive_int,
                        help="mini-batch size (default 500; a tenth of U for small data)")
     train.add_argument("--checkpoint-dir", metavar="DIR",
@@ -95,7 +96,7 @@ def parser() -> argparse.ArgumentParser:
     pred.add_argument("model", help="a model saved by pusupport train")
     pred.add_argument("inputs", help="a folder of images (flat or nested) or a feature table")
     pred.add_argument("--csv", required=True, help="where the predictions are written")
-    pred.add_argument("--image-size", type=int, nargs="+", metavar="N")
+    pred.add_argument("--image-size", type=_positive_int, nargs="+", metavar="N")
     pred.add_argument("--skip-unreadable", action="store_true")
     pred.add_argument("--device", default="cpu")
     est = sub.add_parser("estimate-prior", help="estimate π with BBE and Elkan–Noto",

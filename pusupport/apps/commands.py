@@ -139,8 +139,9 @@ def predict(args) -> None:
 
 def _estimating(estimator) -> None:
     """Say that π is being estimated, and how (it takes a P-vs-U classifier's training)."""
-    print(f"estimating π: BBE and Elkan–Noto from a P-vs-U classifier ({estimator.model.name}, "
-          f"stopped at its best held-out epoch of {estimator.epochs}) …", flush=True)
+    print(f"estimating π: BBE and Elkan–Noto, the median over {own.SPLITS} P-vs-U classifiers "
+          f"({estimator.model.name}, each trained up to {estimator.epochs} epochs and kept at its "
+          "best held-out one) …", flush=True)
 
 
 def estimate_prior(args) -> None:

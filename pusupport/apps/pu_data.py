@@ -87,8 +87,8 @@ def _read_folder(root: Path, labeled: str | None, unlabeled: str | None, test_po
         folder = _folder(root, given, names, what, option)
         files = image_files(folder)
         if len(files) < 2:
-            raise ValueError(f"{folder} holds {len(files)} image(s): the {what} need at least two "
-                             "(half of each trains the P-vs-U classifier that estimates π)")
+            raise ValueError(f"{folder} holds {len(files)} image(s): at least two are needed for the "
+                             f"{what} (half of each trains the P-vs-U classifier that estimates π)")
         parts[what] = files
     files_p, files_u = parts.values()
     x, kept = _decode(files_p + files_u, image_size, skip_unreadable)
@@ -171,6 +171,11 @@ def _read_table(path: Path, label_column: str, labeled_value, empty_is_unlabeled
     for what, n in (("labelled positives", int(labeled.sum())), ("unlabelled rows", int((~labeled).sum()))):
         if n < 2:
             raise ValueError(f"{path}: {n} {what}; PU learning needs at least two of each")
+    if torch.is_tensor(x) and x.is_floating_point():
+        rows = [int(i) + 1 for i in torch.nonzero(~torch.isfinite(x).reshape(len(x), -1).all(1)).flatten()]
+        if rows:
+            raise ValueError(f"{path}: data row(s) {rows[:5]}{' …' if len(rows) > 5 else ''} (counting "
+                             "from 1) hold NaN or inf values: remove or impute them before training")
     check_finite(path.name, "training", x)
     u = np.flatnonzero(~labeled)
     return PUSource(x[torch.from_numpy(np.flatnonzero(labeled))], x[torch.from_numpy(u)],

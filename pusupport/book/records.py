@@ -22,7 +22,8 @@ METRICS = ("test_error", "test_auc", "test_ap")
 
 def summarize(history: pd.DataFrame, metrics=METRICS) -> dict:
     """Final-epoch metrics per method (and setting): mean, std over seeds (ddof=1) and
-    number of seeds; a metric the history lacks (an older run's AP) is left out."""
+    number of seeds; a metric the history lacks (an older run's AP) or holds no value of
+    (data without a test split) is left out."""
     if history.empty:
         return {}
     settings = [c for c in SETTING_COLUMNS if c in history]
@@ -34,7 +35,7 @@ def summarize(history: pd.DataFrame, metrics=METRICS) -> dict:
     for key, rows in last.groupby(keys, sort=False):
         name = key[0] + "".join(f" ({v})" for v in key[1:])
         out[name] = {"n_seeds": int(rows.seed.nunique()), "epochs": int(rows.epoch.max())}
-        for m in (m for m in metrics if m in rows):
+        for m in (m for m in metrics if m in rows and rows[m].notna().any()):
             out[name][m] = {"mean": float(rows[m].mean()),
                             "std": float(rows[m].std(ddof=1)) if len(rows) > 1 else 0.0}
     return out

@@ -68,6 +68,8 @@ def load(path: Path, expected: dict) -> dict | None:
             (name for key, name in (("code", "training code"), ("runtime", "device choices (precision, "
              "dropout streams, memory format)"), ("seeds", "seeds"), ("stop", "fork epoch"))
              if old.get(key) != new.get(key)), "data"))
-        raise ValueError(f"checkpoint {path} was made with different {what}: refusing to resume "
-                         "it. Delete it, or pass another checkpoint_dir, to start afresh.")
+        raise ValueError(f"checkpoint {path} was made with different {what}"
+                         f"{' (its rows, or π)' if what == 'data' else ''}: refusing to resume it. Delete "
+                         "it, or pass another checkpoint folder (checkpoint_dir; --checkpoint-dir on "
+                         "the command line), to start afresh.")
     return state

@@ -101,7 +101,8 @@ def input_line(s: dict) -> str:
              "estimated with BBE" if s["prior"] is None else f"given, {s['prior']}")
     model = s["model"].name if s["model"] else "the default for the input"
     size = "" if not s["image_size"] else f"; images resized to {s['image_size']}"
-    kind = ("PU data (labelled positives beside an unlabelled pool)" if s["pu"] else
+    kind = ("PU data (labelled positives beside an unlabelled pool; every row of both is used: "
+            "the profile's n_labeled and n_unlabeled size simulated PU only)" if s["pu"] else
             f"positive classes {', '.join(s['positive_classes'])} (PU simulated from them)")
     return (f"input: {source}; {kind}; "
             f"method: {s['method']}; π: {prior}; model: {model}{size}")
