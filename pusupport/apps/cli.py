@@ -87,7 +87,8 @@ def parser() -> argparse.ArgumentParser:
     train.add_argument("--batch-size", type=_positive_int,
                        help="mini-batch size (default 500; a tenth of U for small data)")
     train.add_argument("--checkpoint-dir", metavar="DIR",
-                       help="checkpoint every 10 epochs there; the same command resumes a killed run")
+                       help="checkpoint there every 10 epochs and at the last; the same command "
+                            "resumes a killed run")
     train.add_argument("--allow-degenerate", action="store_true",
                        help="keep an unusable π estimate or a classifier that learned nothing "
                             "(a warning instead of exit status 1)")
