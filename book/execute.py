@@ -270,6 +270,20 @@ def earlier_times(timed: Path, profile: str) -> dict:
     return json.loads(reference.read_text())["pages"] if reference.exists() else {}
 
 
+def timed_as(page: str, given: dict) -> str:
+    """The name a page's time is kept under: the page, with the ``--set`` parameters it ran
+    with (the own-data page on a folder of images takes another time than on the example)."""
+    return page if not given else f"{page} --set " + " ".join(
+        f"{k}={json.dumps(v, default=str)}" for k, v in sorted(given.items()))
+
+
+def as_run(kept: dict, names: list[str], given: dict) -> dict:
+    """{page: seconds} of the earlier times ``kept`` for this build: the pages ``names`` at
+    the ``--set`` parameters ``given`` (none if never timed so), every other page as kept."""
+    chosen = {p: kept[timed_as(p, given)] for p in names if timed_as(p, given) in kept}
+    return {**{p: t for p, t in kept.items() if p not in names}, **chosen}
+
+
 #: The parameters every page shares with the build, each set by its own option.
 SHARED = {"profile": "--profile", "device": "--device", "output_dir": "--output-dir",
           "data_dir": "--data-dir", "dry_run": "--dry-run", "runner": "--workers"}
@@ -333,9 +347,10 @@ def main(argv=None) -> int:
               "device": args.device, "dry_run": args.dry_run}
     failed = {}
     timed = args.output_dir / f"page_times_{args.profile}.json"
-    earlier = earlier_times(timed, args.profile)
+    kept = earlier_times(timed, args.profile)
     factor, source = reference_speed(timed, args.profile)
     names = [p["page"] for p in selected]
+    earlier = as_run(kept, names, given)
     if args.fresh:
         os.environ[FRESH] = "1"                      # the pages' kernels inherit it
     read = pages_committed(args.profile) & set(names) if not args.dry_run else set()
@@ -354,7 +369,8 @@ def main(argv=None) -> int:
         progress.left = [p["page"] for p in selected]
         times = run_serial(selected, kwargs, progress)
     (args.output_dir).mkdir(parents=True, exist_ok=True)
-    timed.write_text(json.dumps({**earlier, **times}, indent=2))   # pages not run keep theirs
+    timed.write_text(json.dumps({**kept, **{timed_as(p, given): t for p, t in times.items()}},
+                                indent=2))                  # pages not run keep theirs
     if failed:
         for name, err in failed.items():
             print(f"\npage {name} FAILED twice:\n{err}", file=sys.stderr)

@@ -79,7 +79,7 @@ def test_the_progress_line_names_the_pages_left_and_estimates_from_the_last_buil
                                       "left by earlier page times")
     assert line("b", None, ["c", "e", "f"]).startswith("[2/4] b: failed; running: c, e; 2 more "
                                                        "queued; about 1 min left")
-    assert "(1 pages not timed before)" in line("c", 1.0, ["d"])
+    assert "(1 page not timed before)" in line("c", 1.0, ["d"])
     assert line("d", 2.0, []).endswith("d: 2 s; 1 more queued; about 1 min left by earlier page times")
     assert execute.Progress(1, 0, [], {}, 2)("a", 1.0, ["x"]).endswith("no earlier page times")
 
@@ -93,7 +93,7 @@ def test_between_pages_a_line_says_what_runs_and_the_time_left_on_this_machine(m
     progress.left, progress.running = ["a", "b", "c"], ["a"]
     assert progress.beat(125.0) == ("  … 2 min in, 0/3 pages done, running: a (2 min since the "
                                     "start); about 28 min left by earlier page times "
-                                    "(1 pages not timed before)")
+                                    "(1 page not timed before)")
     progress.done = 1
     assert "running: a (" in progress.beat(130.0) and " since the last page ended); " in progress.beat(130.0)
 
@@ -130,9 +130,9 @@ def test_the_projection_is_scaled_by_this_cpu_against_the_reference_probe(tmp_pa
     (tmp_path / "page_times_cpu.json").write_text(json.dumps({"readings": 900.0}))
     assert execute.reference_speed(tmp_path / "page_times_cpu.json", "cpu") == (
         1.0, "this output folder's last build")
-    assert timing.projected({}, ["a"], 2, 1.0, "x") == "projected: no earlier page times for these 1 pages"
+    assert timing.projected({}, ["a"], 2, 1.0, "x") == "projected: no earlier page times for 1 page"
     assert timing.projected({"a": 600, "b": 600}, ["a", "b", "c"], 2, 2.0, "src") == (
-        "projected: about 20 min for 3 pages, 2 at a time, by src (1 pages not timed before)")
+        "projected: about 20 min for 3 pages, 2 at a time, by src (1 page not timed before)")
     probed = timing.probe(seconds=0.05)
     assert probed["float32"] > 0 and probed["bf16"] > 0 and probed["runs"] in ("bf16", "float32")
 
@@ -229,6 +229,18 @@ def test_the_book_runs_standing_after_the_comparison_pages_and_summary_last():
     assert pages["readings"]["after"] == ["synthetic"]
     order = [p["page"] for p in execute.schedule(list(pages.values()), {"synthetic": 294, "readings": 1342})]
     assert order.index("synthetic") < order.index("readings")
+
+
+def test_a_page_run_with_other_parameters_keeps_its_own_time():
+    """A page re-run with ``--set`` is timed apart from its plain run: the own-data page on a
+    folder of images is not projected by its time on the example, nor the reverse."""
+    kept = {"own_data": 17.0, "synthetic": 40.0}
+    folder = {"image_folder": "/data/digits"}
+    assert execute.as_run(kept, ["own_data"], folder) == {"synthetic": 40.0}      # never timed so
+    kept[execute.timed_as("own_data", folder)] = 211.0
+    assert execute.timed_as("own_data", folder) == 'own_data --set image_folder="/data/digits"'
+    assert execute.as_run(kept, ["own_data"], folder)["own_data"] == 211.0
+    assert execute.as_run(kept, ["own_data"], {})["own_data"] == 17.0
 
 
 def test_a_fresh_output_folder_takes_the_committed_reference_page_times(tmp_path, monkeypatch):

@@ -43,6 +43,11 @@ def slower(here: dict, there: dict) -> float:
     return there[there["runs"]] / here[here["runs"]]
 
 
+def _pages(n: int) -> str:
+    """"1 page", "2 pages"."""
+    return f"{n} page{'' if n == 1 else 's'}"
+
+
 def projection(times: dict, pages: list[str], workers: int, factor: float = 1.0) -> float:
     """Seconds the ``pages`` will take by earlier page ``times`` × ``factor``, ``workers``
     pages at a time (pages never timed count as nothing: the caller says how many)."""
@@ -53,11 +58,11 @@ def projected(times: dict, pages: list[str], workers: int, factor: float, source
     """The line a build starts with: about how long ``pages`` take, and from what."""
     known = [p for p in pages if p in times]
     if not known:
-        return f"projected: no earlier page times for these {len(pages)} pages"
+        return f"projected: no earlier page times for {_pages(len(pages))}"
     untimed = len(pages) - len(known)
     return (f"projected: about {minutes(projection(times, known, workers, factor))} for "
-            f"{len(pages)} pages, {workers} at a time, by {source}"
-            + (f" ({untimed} pages not timed before)" if untimed else ""))
+            f"{_pages(len(pages))}, {workers} at a time, by {source}"
+            + (f" ({_pages(untimed)} not timed before)" if untimed else ""))
 
 
 def minutes(seconds: float) -> str:
@@ -130,5 +135,5 @@ class Progress:
             return "no earlier page times"
         pace = self.took / self.said if self.said else 1.0
         seconds = max(0.0, projection(self.earlier, known, self.workers, self.factor * pace) - spent)
-        untimed = "" if len(known) == len(left) else f" ({len(left) - len(known)} pages not timed before)"
+        untimed = "" if len(known) == len(left) else f" ({_pages(len(left) - len(known))} not timed before)"
         return f"about {max(1, round(seconds / 60))} min left by earlier page times{untimed}"
