@@ -280,7 +280,7 @@ def timed_as(page: str, given: dict) -> str:
 def as_run(kept: dict, names: list[str], given: dict) -> dict:
     """{page: seconds} of the earlier times ``kept`` for this build: the pages ``names`` at
     the ``--set`` parameters ``given`` (none if never timed so), every other page as kept."""
-    chosen = {p: kept[timed_as(p, given)] for p in names if timed_as(p, given) in kept}
+    chosen = {p: kept[key] for p in names if (key := timed_as(p, given)) in kept}
     return {**{p: t for p, t in kept.items() if p not in names}, **chosen}
 
 

@@ -121,9 +121,9 @@ def plan(s, profile: str = "paper", method: str = "aapu", prior: float | None = 
     data = {"n_labeled": s.data.n_labeled, "n_unlabeled": s.data.n_unlabeled}
     chosen = get_method(check_method(method, prior))
     cfg = train_config(data_sizes("cifar10", s.data).n_u, s.model, method, base=s.train)
-    own = {"epochs": cfg.epochs * (2 if chosen.stop else 1), "n_select": cfg.n_select,
-           "select_from": cfg.select_from}
-    runs = [RunSpec(method, method, {"data": data, "train": own}, seeds=1, stacks=False)]
+    train = {"epochs": cfg.epochs * (2 if chosen.stop else 1), "n_select": cfg.n_select,
+             "select_from": cfg.select_from}
+    runs = [RunSpec(method, method, {"data": data, "train": train}, seeds=1, stacks=False)]
     if not chosen.needs_prior or prior is not None:
         return runs
     estimator = OWN_DATA_ESTIMATOR[profile]
