@@ -224,15 +224,16 @@ def run_serial(selected: list[dict], kwargs: dict, progress: Progress) -> dict:
 
 
 def run_ray(selected: list[dict], kwargs: dict, workers: int, earlier: dict,
-            factor: float = 1.0) -> tuple[dict, dict]:
+            factor: float = 1.0, read=()) -> tuple[dict, dict]:
     """Execute the pages as Ray tasks in :func:`schedule`'s order, each once the pages it
-    reads have ended, a progress line after each page and at least once a minute; return
+    reads have ended, a progress line after each page and at least once a minute (its time
+    left not counting the pages that ``read`` the committed runs); return
     ({page: seconds}, {failed page: error})."""
     from pusupport.book import cluster
     task = cluster.start(workers, kwargs["device"])
     print(f"Ray: every task gets {task}", flush=True)
     order = schedule(selected, earlier)
-    progress = Progress(len(order), 0, [], earlier, workers, factor)
+    progress = Progress(len(order), 0, [], earlier, workers, factor, reading=read)
     progress.left = [p["page"] for p in order]
     progress.running = progress.left[:workers]
     with Heartbeat(progress.beat):
@@ -362,10 +363,10 @@ def main(argv=None) -> int:
           flush=True)
     started = time.time()
     if args.workers > 1 or os.environ.get("RAY_ADDRESS"):
-        times, failed = run_ray(selected, kwargs, args.workers, earlier, factor)
+        times, failed = run_ray(selected, kwargs, args.workers, earlier, factor, read)
     else:
         selected = schedule(selected, earlier)
-        progress = Progress(len(selected), 0, [], earlier, 1, factor)
+        progress = Progress(len(selected), 0, [], earlier, 1, factor, reading=read)
         progress.left = [p["page"] for p in selected]
         times = run_serial(selected, kwargs, progress)
     (args.output_dir).mkdir(parents=True, exist_ok=True)

@@ -79,9 +79,10 @@ def test_the_progress_line_names_the_pages_left_and_estimates_from_the_last_buil
                                       "left by earlier page times")
     assert line("b", None, ["c", "e", "f"]).startswith("[2/4] b: failed; running: c, e; 2 more "
                                                        "queued; about 1 min left")
-    assert "(1 page not timed before)" in line("c", 1.0, ["d"])
+    assert "(1 page not timed before, not counted)" in line("c", 1.0, ["d"])
     assert line("d", 2.0, []).endswith("d: 2 s; 1 more queued; about 1 min left by earlier page times")
-    assert execute.Progress(1, 0, [], {}, 2)("a", 1.0, ["x"]).endswith("no earlier page times")
+    assert execute.Progress(1, 0, [], {}, 2)("a", 1.0, ["x"]).endswith(
+        "no earlier page times (1 page not timed before, not counted)")
 
 
 def test_between_pages_a_line_says_what_runs_and_the_time_left_on_this_machine(monkeypatch):
@@ -93,7 +94,7 @@ def test_between_pages_a_line_says_what_runs_and_the_time_left_on_this_machine(m
     progress.left, progress.running = ["a", "b", "c"], ["a"]
     assert progress.beat(125.0) == ("  … 2 min in, 0/3 pages done, running: a (2 min since the "
                                     "start); about 28 min left by earlier page times "
-                                    "(1 page not timed before)")
+                                    "(1 page not timed before, not counted)")
     progress.done = 1
     assert "running: a (" in progress.beat(130.0) and " since the last page ended); " in progress.beat(130.0)
 
@@ -103,6 +104,25 @@ def test_the_time_left_follows_the_pace_of_the_pages_ended_so_far():
     progress = execute.Progress(3, 0, [], {"a": 600, "b": 600, "c": 1200}, 1)
     assert progress("a", 900.0, ["b", "c"]).endswith("about 45 min left by earlier page times")
     assert progress("b", 600.0, ["c"]).endswith("about 25 min left by earlier page times")
+
+
+def test_pages_reading_committed_runs_neither_count_nor_set_the_pace():
+    """Their earlier times are a training build's: a page that read in 14 s must not make
+    the pages that train look 25 times faster."""
+    progress = execute.Progress(4, 0, [], {"read": 350, "c": 600, "d": 600}, 1, reading=["read", "r2"])
+    assert progress("read", 14.0, ["c", "d", "r2"]).endswith(
+        "about 20 min left by earlier page times (1 page reading committed runs, not counted)")
+    assert progress.took == progress.said == 0.0
+
+
+def test_a_page_running_past_its_earlier_time_says_so_instead_of_a_minute_left(monkeypatch):
+    from pusupport.book import timing
+    clock = iter([0.0, 700.0])
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: next(clock))
+    progress = execute.Progress(2, 0, [], {"a": 60, "b": 240}, 1)
+    progress.left, progress.running = ["b"], ["b"]
+    assert progress.beat(700.0).endswith(
+        "running: b (12 min since the start); 8 min longer than earlier page times said: no estimate")
 
 
 def test_a_heartbeat_prints_while_its_block_runs(capsys):

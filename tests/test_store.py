@@ -9,6 +9,7 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from pusupport.book.page import Page
 from pusupport.book.pages import resolve_page
 from pusupport.book.store import RunStore, run_key
 from pusupport.book.registry import get
@@ -290,8 +291,9 @@ def test_committed_runs_are_read_on_another_machine_and_retrained_once_their_ide
 
 def test_commit_runs_indexes_the_pages_a_build_need_not_train(tmp_path, monkeypatch, capsys):
     """``make commit-runs`` writes the committed runs and an index of each page's
-    fingerprint and the training code of the methods it runs: a build projects those pages
-    as read, until the page's settings or that code move (not another method's)."""
+    fingerprint, plan and the training code of the methods it runs: a build projects those
+    pages as read, until the page's settings, its plan (not a label) or that code move (not
+    another method's)."""
     import importlib.util
     from pusupport.book import committed as committed_runs
     spec = importlib.util.spec_from_file_location("commit_runs", ROOT / "book" / "commit_runs.py")
@@ -311,6 +313,12 @@ def test_commit_runs_indexes_the_pages_a_build_need_not_train(tmp_path, monkeypa
                             lambda ref=None, methods=None, m=moved: real(ref, methods) + ("'" if m in methods else ""))
         assert committed_runs.pages_committed("smoke", tmp_path / "reference") == still, moved
     monkeypatch.setattr(committed_runs, "code_version", real)
+    planned = page("synthetic", tmp_path).plan()
+    for plan, still in (([replace(planned[0], label="renamed"), *planned[1:]], {"synthetic"}),
+                        ([*planned, replace(planned[0], seeds=1)], set())):   # e.g. more π halvings
+        monkeypatch.setattr(Page, "plan", lambda self, plan=plan: plan)
+        assert committed_runs.pages_committed("smoke", tmp_path / "reference") == still
+    monkeypatch.undo()
     monkeypatch.setattr(committed_runs, "page_at", lambda name, profile: page(name, tmp_path, lr=1e-3))
     assert committed_runs.pages_committed("smoke", tmp_path / "reference") == set()
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -33,7 +33,7 @@ from .pages import Page, resolve_page
 from .plan import as_trained
 from .paper import NOT_IN_PAPER
 from .records import read_history, save_results
-from .reference import REFERENCE, code_commit
+from .reference import REFERENCE, code_commit, fingerprint
 from .store import FRESH
 from .verdicts import RULE, RULE_CHANGES
 
@@ -369,15 +369,19 @@ def _write_union(folder: Path, code: Page) -> None:
 def runs_index(profile: str, pages=None) -> dict:
     """What the book's committed runs at ``profile`` were trained for: per page of ``pages``
     (default: every page of the book), its fingerprint
-    (:meth:`~pusupport.book.page.Page.fingerprint`) and the training code of the methods it
-    runs (:func:`~pusupport.core.identity.code_version`) at the time."""
+    (:meth:`~pusupport.book.page.Page.fingerprint`), its plan (its runs as specified, less
+    their labels: a choice outside the page's settings, such as the number of P-vs-U
+    halvings behind π, moves it) and the training code of the methods it runs
+    (:func:`~pusupport.core.identity.code_version`) at the time."""
     names = [e["page"] for e in registry.book_pages() if pages is None or e["page"] in pages]
     return {"pages": {name: _trained_for(page_at(name, profile)) for name in names}}
 
 
 def _trained_for(page) -> dict:
+    plan = page.plan()
     return {"fingerprint": page.fingerprint(),
-            "training_code": code_version(methods=sorted({r.method for r in page.plan()}))}
+            "plan": fingerprint([{k: v for k, v in asdict(r).items() if k != "label"} for r in plan]),
+            "training_code": code_version(methods=sorted({r.method for r in plan}))}
 
 
 def pages_committed(profile: str, root: Path = REFERENCE) -> set:

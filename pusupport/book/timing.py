@@ -96,11 +96,15 @@ class Progress:
     """The console line after each page: pages done, the page, what is left and, from
     earlier page times (× ``factor``: this machine against the one that timed them, then
     × how much longer the pages ended so far took than those times said), about how long
-    (the left pages' times over the workers); :meth:`beat`, the line in between."""
+    (the left pages' times over the workers); :meth:`beat`, the line in between. Pages
+    ``reading`` the committed runs are left out of the estimate, their earlier times being
+    those of a build that trained them."""
 
     def __init__(self, total: int, done: int, later: list, earlier: dict, workers: int,
-                 factor: float = 1.0):
-        self.total, self.done, self.later, self.earlier, self.workers = total, done, later, earlier, workers
+                 factor: float = 1.0, reading=()):
+        self.total, self.done, self.later, self.workers = total, done, later, workers
+        self.reading = set(reading)             # their earlier times were spent training
+        self.earlier = {p: t for p, t in earlier.items() if p not in self.reading}
         self.factor, self.running, self.left = factor, [], list(later)
         self.since, self.took, self.said = time.perf_counter(), 0.0, 0.0
 
@@ -131,9 +135,15 @@ class Progress:
         """About how long the pages left take, less ``spent`` on them already."""
         left = self.left or self.running
         known = [p for p in left if p in self.earlier]
+        reading = sum(p in self.reading for p in left)
+        untimed = len(left) - len(known) - reading
+        apart = "; ".join([f"{_pages(reading)} reading committed runs"] * bool(reading)
+                          + [f"{_pages(untimed)} not timed before"] * bool(untimed))
+        apart = f" ({apart}, not counted)" if apart else ""
         if not known:
-            return "no earlier page times"
+            return f"no earlier page times{apart}"
         pace = self.took / self.said if self.said else 1.0
-        seconds = max(0.0, projection(self.earlier, known, self.workers, self.factor * pace) - spent)
-        untimed = "" if len(known) == len(left) else f" ({_pages(len(left) - len(known))} not timed before)"
-        return f"about {max(1, round(seconds / 60))} min left by earlier page times{untimed}"
+        seconds = projection(self.earlier, known, self.workers, self.factor * pace) - spent
+        if seconds < 0:
+            return f"{minutes(-seconds)} longer than earlier page times said: no estimate{apart}"
+        return f"about {max(1, round(seconds / 60))} min left by earlier page times{apart}"
