@@ -125,6 +125,18 @@ def test_a_page_running_past_its_earlier_time_says_so_instead_of_a_minute_left(m
         "running: b (12 min since the start); 8 min longer than earlier page times said: no estimate")
 
 
+def test_time_spent_on_a_page_reading_committed_runs_is_not_taken_from_the_pages_that_train(monkeypatch):
+    from pusupport.book import timing
+    clock = iter([0.0, 600.0, 600.0])
+    monkeypatch.setattr(timing.time, "perf_counter", lambda: next(clock))
+    progress = execute.Progress(3, 0, [], {"r": 60, "a": 600, "b": 240}, 2, reading=["r"])
+    progress.left, progress.running = ["r", "a", "b"], ["r", "a"]       # a: 600 s, half its worker's
+    assert progress.beat(600.0).endswith("about 2 min left by earlier page times "
+                                         "(1 page reading committed runs, not counted)")
+    progress.running = ["r"]                                            # a waits: nothing spent on it
+    assert "; about 7 min left by earlier page times" in progress.beat(600.0)
+
+
 def test_a_heartbeat_prints_while_its_block_runs(capsys):
     import time
     from pusupport.book.timing import Heartbeat

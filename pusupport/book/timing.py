@@ -132,7 +132,7 @@ class Progress:
                 f"{self._estimate(since)}")
 
     def _estimate(self, spent: float) -> str:
-        """About how long the pages left take, less ``spent`` on them already."""
+        """About how long the pages left take, less ``spent`` on those of them running."""
         left = self.left or self.running
         known = [p for p in left if p in self.earlier]
         reading = sum(p in self.reading for p in left)
@@ -143,7 +143,9 @@ class Progress:
         if not known:
             return f"no earlier page times{apart}"
         pace = self.took / self.said if self.said else 1.0
-        seconds = projection(self.earlier, known, self.workers, self.factor * pace) - spent
+        counted = sum(p in self.earlier for p in self.running)    # the workers ``spent`` counts
+        seconds = (projection(self.earlier, known, self.workers, self.factor * pace)
+                   - spent * counted / self.workers)
         if seconds < 0:
             return f"{minutes(-seconds)} longer than earlier page times said: no estimate{apart}"
         return f"about {max(1, round(seconds / 60))} min left by earlier page times{apart}"
