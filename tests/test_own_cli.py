@@ -181,9 +181,14 @@ def test_a_missing_label_column_is_named_in_each_interface_s_spelling(capsys, tm
     pd.DataFrame({"a": np.arange(20.0), "y": np.arange(20) % 2}).to_csv(tmp_path / "t.csv", index=False)
     msg = error_of(capsys, "train", "--features", tmp_path / "t.csv", "--positive", 1, "--out",
                    tmp_path / "m.pt", *TRAIN)
-    assert msg.endswith("has no label column 'label'; its columns are ['a', 'y']: pass --label-column NAME")
+    assert msg.endswith("has no label column 'label'; its 2 columns are ['a', 'y']: pass --label-column NAME")
     with pytest.raises(ValueError, match=r"\['a', 'y'\]: pass label_column=…$"):
         load_own(features=tmp_path / "t.csv")
+    wide = pd.DataFrame(np.zeros((3, 65)), columns=[f"f{i}" for i in range(64)] + ["Label"])
+    wide.to_csv(tmp_path / "wide.csv", index=False)            # 65 columns, the label's misspelt
+    with pytest.raises(ValueError, match=r"no label column 'label' \(closest: 'Label'\); its 65 columns "
+                                         r"are \['f0', .*, 'f9', '… 55 more'\]: pass label_column=…$"):
+        load_own(features=tmp_path / "wide.csv")
 
 
 def test_an_empty_table_or_one_without_rows_says_so(capsys, tmp_path):

@@ -8,6 +8,7 @@ split, a seeded 20 % of the rows is held out as the test set.
 """
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,6 +61,16 @@ def _separator(path: Path) -> str:
         return ","
 
 
+def _columns(frame: pd.DataFrame, wanted, shown: int = 10) -> str:
+    """A table's columns for an error: the names closest to ``wanted`` first, then at most
+    ``shown`` of them (a wide table has hundreds)."""
+    names = [str(c) for c in frame.columns]
+    near = difflib.get_close_matches(str(wanted), names, n=3, cutoff=0.6)
+    listed = names if len(names) <= shown + 2 else [*names[:shown], f"… {len(names) - shown} more"]
+    return ((f" (closest: {', '.join(map(repr, near))})" if near else "")
+            + f"; its {len(names)} columns are {listed}")
+
+
 def read_table(path, label_column: str | None = None, columns=None, spelling: str = "python",
                empty_ok: bool = False):
     """(features (n, d) float32, labels or None, feature names, row ids) of a table.
@@ -96,8 +107,8 @@ def read_table(path, label_column: str | None = None, columns=None, spelling: st
                              "row per example")
         labels = frame.pop(label_column) if label_column in frame.columns else None
         if columns is None and labels is None:
-            raise ValueError(f"{path} has no label column {label_column!r}; its columns are "
-                             f"{list(frame.columns)}: pass {SPELLING[spelling]['label_column']}")
+            raise ValueError(f"{path} has no label column {label_column!r}{_columns(frame, label_column)}: "
+                             f"pass {SPELLING[spelling]['label_column']}")
     if labels is not None and labels.isna().any() and not empty_ok:
         rows = [int(i) + 1 for i in np.flatnonzero(labels.isna().to_numpy())]
         raise ValueError(f"{path}: the label column {label_column or 'y'!r} is empty in data row(s) "
