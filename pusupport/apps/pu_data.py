@@ -18,7 +18,7 @@ import torch
 
 from ..core.problem import PUData, as_features, check_finite
 from .reading import _channels, _missing, image_files, read_table
-from .words import LABELED_FOLDERS, UNLABELED_FOLDERS
+from .words import LABELED_FOLDERS, UNLABELED_FOLDERS, few
 
 #: Label values recognised as marking the labelled positives, and the unlabelled rows.
 LABELED_MARKS = ("1", "true", "labeled", "labelled", "positive")
@@ -124,8 +124,8 @@ def _marks(labels: pd.Series, labeled_value, empty_is_unlabeled: bool, path: Pat
     empty = labels.isna().to_numpy()
     if empty.any() and not empty_is_unlabeled:
         rows = [int(i) + 1 for i in np.flatnonzero(empty)]
-        raise ValueError(f"{path}: the label column is empty in data row(s) {rows[:5]}"
-                         f"{' …' if len(rows) > 5 else ''} (counting from 1): pass "
+        raise ValueError(f"{path}: the label column is empty in data row(s) {few(rows)} "
+                         "(counting from 1): pass "
                          "--empty-is-unlabeled (Python: empty_is_unlabeled=True) if an empty cell "
                          "means unlabelled, or fill them")
     text = labels.map(lambda v: str(int(v)) if isinstance(v, (float, np.floating)) and float(v).is_integer()
@@ -139,7 +139,7 @@ def _marks(labels: pd.Series, labeled_value, empty_is_unlabeled: bool, path: Pat
     else:
         mark = recognised_mark(values)
     if mark is None or len(values) > 2:
-        raise ValueError(f"{path}: the label column holds {values[:6]}{' …' if len(values) > 6 else ''}; "
+        raise ValueError(f"{path}: the label column holds {few(values, 6)}; "
                          "PU labels have two values, one marking the labelled positives (1/0, 1/-1, "
                          "True/False, or name it with --labeled-value VALUE; Python: labeled_value=…). "
                          "Fully labelled classes? Simulate PU from them with --positive CLASS "
@@ -174,7 +174,7 @@ def _read_table(path: Path, label_column: str, labeled_value, empty_is_unlabeled
     if torch.is_tensor(x) and x.is_floating_point():
         rows = [int(i) + 1 for i in torch.nonzero(~torch.isfinite(x).reshape(len(x), -1).all(1)).flatten()]
         if rows:
-            raise ValueError(f"{path}: data row(s) {rows[:5]}{' …' if len(rows) > 5 else ''} (counting "
+            raise ValueError(f"{path}: data row(s) {few(rows)} (counting "
                              "from 1) hold NaN or inf values: remove or impute them before training")
     check_finite(path.name, "training", x)
     u = np.flatnonzero(~labeled)

@@ -21,7 +21,7 @@ from ..data.datasets import DatasetNotFoundError
 from ..data.images import (IMAGE_EXTENSIONS, YOUR_DATA, decode_images, image_size_pair,
                            load_image_folder)
 from .saved import SavedModel
-from .words import SPELLING
+from .words import SPELLING, few
 
 TABLES = (".csv", ".parquet", ".npy", ".npz")
 TEST_FRACTION = 0.2
@@ -61,14 +61,13 @@ def _separator(path: Path) -> str:
         return ","
 
 
-def _columns(frame: pd.DataFrame, wanted, shown: int = 10) -> str:
-    """A table's columns for an error: the names closest to ``wanted`` first, then at most
-    ``shown`` of them (a wide table has hundreds)."""
+def _columns(frame: pd.DataFrame, wanted) -> str:
+    """A table's columns for an error: the names closest to ``wanted`` first, then the
+    first ten of them (a wide table has hundreds)."""
     names = [str(c) for c in frame.columns]
     near = difflib.get_close_matches(str(wanted), names, n=3, cutoff=0.6)
-    listed = names if len(names) <= shown + 2 else [*names[:shown], f"… {len(names) - shown} more"]
     return ((f" (closest: {', '.join(map(repr, near))})" if near else "")
-            + f"; its {len(names)} columns are {listed}")
+            + f"; its {len(names)} columns are {few(names, 10)}")
 
 
 def read_table(path, label_column: str | None = None, columns=None, spelling: str = "python",
@@ -112,7 +111,7 @@ def read_table(path, label_column: str | None = None, columns=None, spelling: st
     if labels is not None and labels.isna().any() and not empty_ok:
         rows = [int(i) + 1 for i in np.flatnonzero(labels.isna().to_numpy())]
         raise ValueError(f"{path}: the label column {label_column or 'y'!r} is empty in data row(s) "
-                         f"{rows[:5]}{' …' if len(rows) > 5 else ''} (counting from 1, below the "
+                         f"{few(rows)} (counting from 1, below the "
                          "header): give every row a label, or drop those rows")
     names = [str(c) for c in (columns if columns is not None else frame.columns)]
     lacking = [c for c in names if c not in frame.columns]

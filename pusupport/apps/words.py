@@ -1,5 +1,11 @@
 """Words the command line and the own-data steps share, importable without torch."""
 
+def few(items, n: int = 5) -> str:
+    """The first ``n`` of ``items`` for a message, "…" after them where there are more."""
+    items = list(items)
+    return f"{items[:n]}{' …' if len(items) > n else ''}"
+
+
 #: What U and π mean for your data — the same in the command line, the own-data page,
 #: PUClassifier (U: the rows with s = 0) and the README.
 U_MEANING = ("U is every training row you did not label (the labelled positives are not in U), "
