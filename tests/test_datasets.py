@@ -134,6 +134,25 @@ def test_cifar100_superclasses_from_the_official_pickle(tmp_path):
     assert torch.allclose(d.x_u[0].reshape(-1), torch.tensor(first, dtype=torch.float32) / 255)
 
 
+
+def test_n_test_samples_one_test_set_that_every_seed_shares(tmp_path):
+    """A real data set's ``data.n_test``: that many rows of its test split, the same rows for
+    every seed (the cost model and the verdict's floor read the same n_test); more than the
+    split holds is refused with the fix."""
+    from pusupport.book.sources import data_for
+    from pusupport.core.config import DataConfig
+    write_cifar100(tmp_path)
+    whole = data_for("cifar100", DataConfig(n_labeled=20), tmp_path)(0)
+    make = data_for("cifar100", DataConfig(n_labeled=20, n_test=30), tmp_path)
+    first, second = make(0), make(1)
+    assert len(first.y_test) == 30 and torch.equal(first.x_test, second.x_test)
+    assert not torch.equal(first.x_p, second.x_p)                    # P and U still drawn per seed
+    rows = [int(torch.nonzero((whole.x_test == x).flatten(1).all(1))[0]) for x in first.x_test]
+    assert rows == sorted(set(rows)) and rows != list(range(30))     # a sample, in the split's order
+    assert torch.equal(whole.y_test[rows], first.y_test)
+    with pytest.raises(ValueError, match=r"n_test=101: the test split has only 100 rows; set data.n_test to at most 100"):
+        data_for("cifar100", DataConfig(n_test=101), tmp_path)
+
 # ------------------------------------------------------------------ your own images
 
 def build_image_folder(root: Path, classes=("cat", "dog", "ship"), per_class=6):

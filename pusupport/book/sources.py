@@ -20,12 +20,26 @@ def data_for(dataset: str, data: DataConfig, data_dir: Path | None = None, **cha
         opts = data.kwargs("n_labeled", "n_unlabeled", "n_test")
         make = lambda seed: synthetic(seed, **opts)           # noqa: E731
     else:
-        labeled, positive = _labeled(dataset, data, data_dir), DATASETS[dataset][1]
+        labeled, positive = sample_test_split(_labeled(dataset, data, data_dir), data.n_test), DATASETS[dataset][1]
         opts = data.kwargs("n_labeled", "n_unlabeled")
         make = lambda seed: make_pu(dataset, labeled, positive, seed=seed, **opts)  # noqa: E731
     if data.validation is None:
         return make
     return lambda seed: hold_out(make(seed), data.validation, seed)
+
+
+def sample_test_split(labeled, n_test: int | None):
+    """``labeled`` with ``n_test`` rows of its test split (None: all of them), drawn once
+    for every seed (a generator seeded 0), so the seeds share one test set as in the paper."""
+    import torch
+    total = len(labeled.y_test)
+    if n_test is None or n_test == total:
+        return labeled
+    if n_test > total:
+        raise ValueError(f"n_test={n_test}: the test split has only {total} rows; set data.n_test "
+                         f"to at most {total}, or None for the whole split")
+    rows = torch.randperm(total, generator=torch.Generator().manual_seed(0))[:n_test].sort().values
+    return replace(labeled, x_test=labeled.x_test[rows], y_test=labeled.y_test[rows])
 
 
 def with_prior(make, prior: float | None):

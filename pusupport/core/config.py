@@ -219,7 +219,8 @@ class DataConfig:
 
     n_labeled: int | None = None      # labelled positives, drawn from the training positives
     n_unlabeled: int | None = None    # U: None = the whole training set (the paper's protocol)
-    n_test: int | None = None         # test points (the synthetic problem draws them)
+    n_test: int | None = None         # test points: the synthetic problem draws them; a real
+                                      # data set's test split is sampled to this many
     max_features: int | None = None   # 20News: keep the most frequent words only
     n_train: int | None = None        # PN pages: training images
     n_val: int | None = None          # PN pages: clean validation images
