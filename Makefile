@@ -83,13 +83,14 @@ standing-record: setup data
 	$(PY) book/commit_runs.py --store build/standing-record/results/runs --profile paper \
 	  --record $$($(STANDING) RECORD)
 
-# Every page trained afresh into build/fresh, each run held against the committed one:
-# equal number for number where trained on the same CPU, precision and threads.
+# The first committed job of each method of every page (one seed where seeds train one by
+# one) trained again into build/check/runs on one thread, as `make book` trains, each run held
+# against the committed one: equal number for number where trained on the same CPU, precision
+# and threads; elsewhere within one seed's committed spread or beyond it. PAGES=…: these only.
 check-runs: setup data
-	PUSUPPORT_DATA=$(DATA_DIR) $(PY) book/execute.py --profile $(PROFILE) --device $(DEVICE) \
-	  --workers $(WORKERS) --data-dir $(DATA_DIR) --book-dir build/fresh/book \
-	  --output-dir build/fresh/results --fresh --no-build
-	$(PY) book/commit_runs.py --check --store build/fresh/results/runs --profile $(PROFILE)
+	rm -rf build/check
+	PUSUPPORT_DATA=$(DATA_DIR) $(ONE_THREAD) $(PY) book/commit_runs.py --check --store build/check/runs \
+	  --profile $(PROFILE) --data-dir $(DATA_DIR) $(if $(PAGES),--pages $(PAGES))
 
 # The run-to-run spread of each data set's aaPU-vs-nnPU comparison at PROFILE: its page run
 # again with 2 threads against `make book`'s results (one thread per Ray task); written to

@@ -11,30 +11,78 @@ other training code are removed. ``index.json`` there names, for each page whose
 committed, its fingerprint and the training code of the methods it runs: a build projects
 only the pages whose settings or code moved since. ``make book FRESH=1`` reads none of them.
 
-    python book/commit_runs.py --check build/fresh/runs --profile cpu
+    python book/commit_runs.py --check --profile cpu [--pages synthetic real_cifar10]
 
-holds the runs of a ``FRESH=1`` build against the committed ones instead (`make
-check-runs`): each equal, number for number, where both were trained on the same CPU at the
-same precision and threads; elsewhere the difference of the final test error is printed
-beside the committed run-to-run spread (``results/reference/<profile>/spread.json``).
+trains again, into ``build/check/runs`` and reading no committed run, for every page whose
+runs are committed the first committed job of each method it runs (one seed where the page
+trains seeds one by one, its stacked seeds where it stacks them; a run another page's check
+covered is not trained twice),
+and holds each run against the committed one (`make check-runs`): equal, number for number,
+where both were trained on the same CPU at the same precision and threads; elsewhere the
+largest difference of a seed's final test error is held against the data set's committed
+run-to-run spread of one seed (``results/reference/<profile>/spread.json``: another thread
+count, the same precision) and called within or beyond it.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
-from pusupport.book.committed import runs_index
-from pusupport.book.reference import REFERENCE, relative
-from pusupport.book.store import check_runs, commit_runs
+from pusupport.book.committed import page_at, runs_index
+from pusupport.book.reference import REFERENCE, relative, spread_path
+from pusupport.book.registry import book_pages
+from pusupport.book.store import RunStore, check_runs, commit_runs, run_key, train_runs
+from pusupport.data import DatasetNotFoundError
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def check(store: Path, folder: Path) -> int:
+def train_again(profile: str, pages: list[str], store: Path, folder: Path, data_dir) -> None:
+    """Train again into ``store``, for each page of ``pages``, the first committed job of each
+    method it runs (see the module's doc), saying what was trained, or why nothing."""
+    checked = set()
+    for i, name in enumerate(pages, 1):
+        page = page_at(name, profile, data_dir=None if data_dir is None else str(data_dir))
+        built, chosen, methods, said = {}, [], set(), f"[{i}/{len(pages)}] {name}:"
+        if page.experiment.plan is None:
+            print(said, "trains no run of its own", flush=True)
+            continue
+        try:
+            for job in page.resolved().jobs:
+                if {cfg.method for cfg in job.configs} <= methods:
+                    continue
+                datas = job.datas(built)
+                keys = {run_key(cfg, job.seeds, d, job.stacked, portable=True)
+                        for cfg, d in zip(job.configs, datas)}
+                if not keys & checked and all((folder / f"{k}.json").exists() for k in keys):
+                    chosen.append((job, datas))
+                    methods, checked = methods | {cfg.method for cfg in job.configs}, checked | keys
+        except DatasetNotFoundError as err:
+            print(said, f"not checked, its data are not here ({str(err).splitlines()[0]})", flush=True)
+            continue
+        if not chosen:
+            print(said, "no job of its own is committed (nothing to train again)", flush=True)
+        for job, datas in chosen:
+            start = time.perf_counter()
+            train_runs(job, datas, RunStore(store, name))
+            print(said, f"{', '.join(job.labels)} on seeds {list(job.seeds)} trained again "
+                  f"({time.perf_counter() - start:.0f} s)", flush=True)
+
+
+def seed_spreads(profile: str, root: Path) -> dict:
+    """{data set: the largest change of one seed's result with the thread count} committed
+    at ``profile`` (``make spread``), or nothing."""
+    path = spread_path(profile, root)
+    return {d: r["per_seed"] for d, r in json.loads(path.read_text())["datasets"].items()} if path.exists() else {}
+
+
+def check(store: Path, folder: Path, spreads: dict, datasets: dict) -> int:
     """Print how the store's runs compare with the committed ones; 1 where a run trained on
-    the same machine differs, else 0."""
+    the same machine differs, else 0. ``spreads``: {data set: one seed's committed spread};
+    ``datasets``: {page: its data set}."""
     rows = check_runs(store, folder)
     if not rows:
         print(f"none of the runs of {store} is committed in {relative(str(folder))}")
@@ -46,32 +94,51 @@ def check(store: Path, folder: Path) -> int:
     for r in broken:
         print(f"  DIFFERS: {r['page']} {r['method']} seeds {r['seeds']} (final test error up to "
               f"{r['final_error_difference']:.4f} apart)")
-    other = [r for r in rows if not r["same_machine"]]
-    if other:
-        print(f"  {len(other)} trained on another machine: final test errors up to "
-              f"{max(r['final_error_difference'] for r in other):.4f} apart (the committed spread: "
-              f"results/reference/<profile>/spread.json)")
+    for r in (r for r in rows if not r["same_machine"]):
+        made, bound = r["committed"], spreads.get(datasets.get(r["page"]))
+        where = f"{made['gpu'] or made['cpu']}, {'bf16' if made['numbers']['bf16'] else 'float32'}"
+        judged = ("no committed spread for its data set" if bound is None else
+                  f"{'within' if r['final_error_difference'] <= bound else 'BEYOND'} one seed's "
+                  f"committed spread {bound:.4f}")
+        print(f"  another machine ({where}): {r['page']} {r['method']} seeds {r['seeds']}: final "
+              f"test error up to {r['final_error_difference']:.4f} apart, {judged}")
     return 1 if broken else 0
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--store", type=Path, default=ROOT / "results" / "runs",
-                    help="a build's run store (default: results/runs, where `make book` trains)")
+    ap.add_argument("--store", type=Path, default=None,
+                    help="a build's run store (default: results/runs, where `make book` trains; "
+                         "with --check: build/check/runs, where the runs trained again go)")
     ap.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"],
                     help="the profile the build ran at")
     ap.add_argument("--record", default=None, metavar="NAME",
                     help="commit into results/reference/<profile>/NAME/runs instead: a page's record "
                          "with a parameter changed, which that page reads (no build's index lists it)")
     ap.add_argument("--check", action="store_true",
-                    help="hold the store's runs (a FRESH=1 build's) against the committed ones")
+                    help="train the first committed job of each method of every page again into --store "
+                         "and hold its runs against the committed ones (`make check-runs`)")
+    ap.add_argument("--pages", nargs="+", metavar="PAGE", help="with --check: these pages only")
+    ap.add_argument("--data-dir", type=Path, default=None, help="with --check: the data sets' folder")
     ap.add_argument("--reference", type=Path, default=REFERENCE, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    folder = args.reference / args.profile / (f"{args.record}/runs" if args.record else "runs")
+    args.store = args.store or ROOT / ("build/check/runs" if args.check else "results/runs")
+    if args.check:
+        if not any(folder.glob("*.json")):
+            ap.error(f"{relative(str(folder))} holds no committed run: nothing to check")
+        if any(args.store.glob("*.json")):
+            ap.error(f"{args.store} holds runs already: give --store an empty folder, so that "
+                     "every run checked is trained now")
+        book = [e["page"] for e in book_pages()]
+        if set(args.pages or ()) - set(book):
+            ap.error(f"--pages: no page {sorted(set(args.pages) - set(book))} in the book; its pages: {book}")
+        names = args.pages or book
+        train_again(args.profile, names, args.store, folder, args.data_dir)
+        datasets = {name: page_at(name, args.profile).dataset for name in names}
+        return check(args.store, folder, seed_spreads(args.profile, args.reference), datasets)
     if not any(args.store.glob("*.json")):
         ap.error(f"{args.store} holds no stored run: run `make book` first, or name its run store")
-    folder = args.reference / args.profile / (f"{args.record}/runs" if args.record else "runs")
-    if args.check:
-        return check(args.store, folder)
     counts = commit_runs(args.store, folder)
     pages = {json.loads(p.read_text())["page"] for p in folder.glob("*.json") if p.name != "index.json"}
     if not args.record:

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
+import pytest
 import torch
 
 from pusupport.book.page import Page
@@ -323,21 +324,55 @@ def test_commit_runs_indexes_the_pages_a_build_need_not_train(tmp_path, monkeypa
     assert committed_runs.pages_committed("smoke", tmp_path / "reference") == set()
 
 
-def test_a_fresh_build_is_held_against_the_committed_runs(tmp_path, capsys):
-    """``make check-runs``: runs trained again on the same machine equal the committed ones
-    number for number; a committed history that was changed is named."""
+def test_one_job_of_every_page_is_trained_again_and_held_against_the_committed_runs(tmp_path, monkeypatch, capsys):
+    """``make check-runs``: a page's first committed job of each method trained again here
+    (nothing read) equals the committed runs number for number on the same machine; a page whose runs are
+    not committed is said to be; a committed history that was changed is named (exit 1);
+    a run committed from another machine is held against its data set's committed spread."""
     import gzip
-    from pusupport.book.store import check_runs, commit_runs
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("commit_runs", ROOT / "book" / "commit_runs.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    real = script.page_at                               # the test's short pages, but a summary
+    monkeypatch.setattr(script, "page_at", lambda name, profile, **kw: real(name, profile) if name == "summary"
+                        else page(name, tmp_path / "build"))
     page("synthetic", tmp_path / "build").run()
-    committed = tmp_path / "committed"
-    commit_runs(tmp_path / "build" / "runs", committed)
-    page("synthetic", tmp_path / "fresh").run()
-    rows = check_runs(tmp_path / "fresh" / "runs", committed)
-    assert len(rows) == 2 and all(r["equal"] and r["same_machine"] for r in rows)
+    reference = tmp_path / "reference"
+    assert script.main(["--store", str(tmp_path / "build" / "runs"), "--profile", "smoke",
+                        "--reference", str(reference)]) == 0
+    committed, _ = reference / "smoke" / "runs", capsys.readouterr()
+
+    def check(store, *pages):
+        code = script.main(["--check", "--store", str(tmp_path / store), "--profile", "smoke",
+                            "--reference", str(reference), "--pages", *pages])
+        return code, capsys.readouterr().out
+    code, said = check("first", "synthetic", "formulation", "summary")
+    assert code == 0 and "[1/3] synthetic: nnpu on seeds [0, 1] trained again" in said
+    assert "[1/3] synthetic: aapu on seeds [0, 1] trained again" in said          # each method once
+    assert "[2/3] formulation: no job of its own is committed (nothing to train again)" in said
+    assert "[3/3] summary: trains no run of its own" in said
+    assert "2 runs held against the committed ones: 2 trained on the same machine, 2 of them equal" in said
+    with pytest.raises(SystemExit):                     # every run checked is trained now
+        check("first", "synthetic")
+    with pytest.raises(SystemExit):
+        check("other", "synthetc")
+    assert "--pages: no page ['synthetc'] in the book" in capsys.readouterr().err
     path = next(committed.glob("*.csv.gz"))
     text = gzip.decompress(path.read_bytes()).decode().replace(",0.", ",1.", 1)
     path.write_bytes(gzip.compress(text.encode()))
-    assert sorted(r["equal"] for r in check_runs(tmp_path / "fresh" / "runs", committed)) == [False, True]
+    code, said = check("second", "synthetic")
+    assert code == 1 and "1 of them equal number for number" in said and "DIFFERS: synthetic" in said
+    record = path.with_name(path.name.replace(".csv.gz", ".json"))
+    meta = json.loads(record.read_text())
+    meta["trained"]["cpu"] = "another CPU"
+    record.write_text(json.dumps(meta))
+    (reference / "smoke" / "spread.json").write_text(json.dumps({"datasets": {"synthetic": {"per_seed": 0.5}}}))
+    code, said = check("third", "synthetic")
+    assert code == 0 and "1 trained on the same machine, 1 of them equal" in said
+    assert f"another machine (another CPU, {'bf16' if meta['trained']['numbers']['bf16'] else 'float32'}): " \
+           f"synthetic {meta['method']} seeds [0, 1]: final test error up to" in said
+    assert "within one seed's committed spread 0.5000" in said
 
 
 def test_where_a_page_s_numbers_come_from_counts_every_run_even_of_one_label(tmp_path):
