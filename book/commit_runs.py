@@ -32,6 +32,7 @@ import time
 from pathlib import Path
 
 from pusupport.book.committed import page_at, runs_index
+from pusupport.book.cost import flops_text, run_flops
 from pusupport.book.reference import REFERENCE, relative, spread_path
 from pusupport.book.registry import book_pages
 from pusupport.book.store import RunStore, check_runs, commit_runs, run_key, train_runs
@@ -40,18 +41,46 @@ from pusupport.data import DatasetNotFoundError
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def first_of_each_method(jobs) -> list:
+    """The first of ``jobs`` that trains each method (what :func:`train_again` trains where
+    every run is committed)."""
+    chosen, methods = [], set()
+    for job in jobs:
+        if not {cfg.method for cfg in job.configs} <= methods:
+            chosen.append(job)
+            methods |= {cfg.method for cfg in job.configs}
+    return chosen
+
+
+def flops(plan, jobs) -> float:
+    """The cost model's FLOPs of ``jobs`` of ``plan`` (0 where a run's sizes are unknown)."""
+    return sum(run_flops(r) for r in plan.priced(jobs) if r.data is not None)
+
+
 def train_again(profile: str, pages: list[str], store: Path, folder: Path, data_dir) -> None:
     """Train again into ``store``, for each page of ``pages``, the first committed job of each
-    method it runs (see the module's doc), saying what was trained, or why nothing."""
-    checked = set()
-    for i, name in enumerate(pages, 1):
+    method it runs (see the module's doc), saying what was trained, or why nothing, and
+    the time left at the pace so far (by the cost model's FLOPs)."""
+    def resolved(name):                      # the page's plan, None where it trains nothing
         page = page_at(name, profile, data_dir=None if data_dir is None else str(data_dir))
-        built, chosen, methods, said = {}, [], set(), f"[{i}/{len(pages)}] {name}:"
-        if page.experiment.plan is None:
-            print(said, "trains no run of its own", flush=True)
-            continue
+        return page.resolved() if page.experiment.plan is not None else None
+
+    def planned(name) -> float:
         try:
-            for job in page.resolved().jobs:
+            plan = resolved(name)
+        except DatasetNotFoundError:
+            return 0.0
+        return flops(plan, first_of_each_method(plan.jobs)) if plan else 0.0
+    left = {name: planned(name) for name in pages}
+    print(f"training again the first committed job of each method of {len(pages)} pages: at most "
+          f"{flops_text(sum(left.values()))} by the cost model (the time left follows from the pace)",
+          flush=True)
+    checked, done, spent = set(), 0.0, 0.0
+    for i, name in enumerate(pages, 1):
+        built, chosen, methods, said = {}, [], set(), f"[{i}/{len(pages)}] {name}:"
+        try:
+            plan = resolved(name)
+            for job in plan.jobs if plan else ():
                 if {cfg.method for cfg in job.configs} <= methods:
                     continue
                 datas = job.datas(built)
@@ -63,13 +92,19 @@ def train_again(profile: str, pages: list[str], store: Path, folder: Path, data_
         except DatasetNotFoundError as err:
             print(said, f"not checked, its data are not here ({str(err).splitlines()[0]})", flush=True)
             continue
-        if not chosen:
-            print(said, "no job of its own is committed (nothing to train again)", flush=True)
+        if plan is None or not chosen:
+            print(said, "trains no run of its own" if plan is None else
+                  "no job of its own is committed (nothing to train again)", flush=True)
+        left[name] = sum(flops(plan, [job]) for job, _ in chosen)
         for job, datas in chosen:
             start = time.perf_counter()
             train_runs(job, datas, RunStore(store, name))
+            spent, done = spent + time.perf_counter() - start, done + flops(plan, [job])
+            left[name] -= flops(plan, [job])
+            pace = (f", about {sum(left.values()) * spent / done / 60:.0f} min left at the pace so far"
+                    if done else "")
             print(said, f"{', '.join(job.labels)} on seeds {list(job.seeds)} trained again "
-                  f"({time.perf_counter() - start:.0f} s)", flush=True)
+                  f"({time.perf_counter() - start:.0f} s{pace})", flush=True)
 
 
 def seed_spreads(profile: str, root: Path) -> dict:

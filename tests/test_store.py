@@ -348,7 +348,9 @@ def test_one_job_of_every_page_is_trained_again_and_held_against_the_committed_r
                             "--reference", str(reference), "--pages", *pages])
         return code, capsys.readouterr().out
     code, said = check("first", "synthetic", "formulation", "summary")
+    assert said.startswith("training again the first committed job of each method of 3 pages: at most ")
     assert code == 0 and "[1/3] synthetic: nnpu on seeds [0, 1] trained again" in said
+    assert "min left at the pace so far" in said
     assert "[1/3] synthetic: aapu on seeds [0, 1] trained again" in said          # each method once
     assert "[2/3] formulation: no job of its own is committed (nothing to train again)" in said
     assert "[3/3] summary: trains no run of its own" in said
