@@ -240,8 +240,9 @@ def run_ray(selected: list[dict], kwargs: dict, workers: int, earlier: dict,
         return cluster.run_pages(execute, order, kwargs, task, progress)
 
 
-#: Page times of a measured `make book` on the development machine (2 cores), committed so
-#: that a fresh clone's first build orders its pages longest first and estimates the time left.
+#: Page times of a measured build at a profile (`cpu`: `make book` on the development machine;
+#: `smoke`: the smoke build of `make test` on a 2-core CPU), committed so that a fresh clone's
+#: first build orders its pages longest first and estimates the time left.
 REFERENCE_TIMES = ROOT / "results" / "reference" / "{profile}" / "page_times.json"
 
 

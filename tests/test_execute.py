@@ -9,6 +9,7 @@ from pathlib import Path
 
 import jupytext
 import nbformat
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 spec = importlib.util.spec_from_file_location("execute", ROOT / "book" / "execute.py")
@@ -288,9 +289,10 @@ def test_a_fresh_output_folder_takes_the_committed_reference_page_times(tmp_path
 
 
 
-def test_the_committed_reference_page_times_name_pages_of_the_book_and_their_provenance():
+@pytest.mark.parametrize("profile", ["cpu", "smoke"])
+def test_the_committed_reference_page_times_name_pages_of_the_book_and_their_provenance(profile):
     from pusupport.book.registry import book_pages
-    reference = json.loads(Path(str(execute.REFERENCE_TIMES).format(profile="cpu")).read_text())
+    reference = json.loads(Path(str(execute.REFERENCE_TIMES).format(profile=profile)).read_text())
     assert set(reference["pages"]) <= {p["page"] for p in book_pages()} and reference["pages"]
     assert all(seconds > 0 for seconds in reference["pages"].values())
     assert {"commit", "machine", "date", "command", "wall_seconds", "note", "probe"} <= set(reference["measured"])
