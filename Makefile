@@ -83,14 +83,17 @@ standing-record: setup data
 	$(PY) book/commit_runs.py --store build/standing-record/results/runs --profile paper \
 	  --record $$($(STANDING) RECORD)
 
-# The first committed job of each method of every page (one seed where seeds train one by
-# one) trained again into build/check/runs on one thread, as `make book` trains, each run held
-# against the committed one: equal number for number where trained on the same CPU, precision
-# and threads; elsewhere within one seed's committed spread or beyond it. PAGES=…: these only.
+# The book built into build/check with PUSUPPORT_CHECK set: each page trains again the first
+# run of each method it would read from the committed runs (one seed where seeds train one by
+# one), on one thread as `make book` trains, and reads the rest; each run trained again is
+# held against the committed one: equal number for number where trained on the same CPU,
+# precision and threads; elsewhere within one seed's committed spread or beyond it.
 check-runs: setup data
 	rm -rf build/check
-	PUSUPPORT_DATA=$(DATA_DIR) $(ONE_THREAD) $(PY) book/commit_runs.py --check --store build/check/runs \
-	  --profile $(PROFILE) --data-dir $(DATA_DIR) $(if $(PAGES),--pages $(PAGES))
+	PUSUPPORT_CHECK=1 PUSUPPORT_DATA=$(DATA_DIR) $(ONE_THREAD) $(PY) book/execute.py --profile $(PROFILE) \
+	  --device $(DEVICE) --workers 1 --data-dir $(DATA_DIR) --book-dir build/check/book \
+	  --output-dir build/check/results --no-build
+	$(PY) book/commit_runs.py --check --store build/check/results/runs --profile $(PROFILE)
 
 # The run-to-run spread of each data set's aaPU-vs-nnPU comparison at PROFILE: its page run
 # again with 2 threads against `make book`'s results (one thread per Ray task); written to

@@ -11,100 +11,29 @@ other training code are removed. ``index.json`` there names, for each page whose
 committed, its fingerprint and the training code of the methods it runs: a build projects
 only the pages whose settings or code moved since. ``make book FRESH=1`` reads none of them.
 
-    python book/commit_runs.py --check --profile cpu [--pages synthetic real_cifar10]
+    python book/commit_runs.py --check --store build/check/results/runs --profile cpu
 
-trains again, into ``build/check/runs`` and reading no committed run, for every page whose
-runs are committed the first committed job of each method it runs (one seed where the page
-trains seeds one by one, its stacked seeds where it stacks them; a run another page's check
-covered is not trained twice),
-and holds each run against the committed one (`make check-runs`): equal, number for number,
-where both were trained on the same CPU at the same precision and threads; elsewhere the
-largest difference of a seed's final test error is held against the data set's committed
-run-to-run spread of one seed (``results/reference/<profile>/spread.json``: another thread
-count, the same precision) and called within or beyond it.
+holds the runs of a check build against the committed ones instead (`make check-runs`: the
+book built with ``$PUSUPPORT_CHECK`` set, where each page trains again the first run of each
+method it would read from the committed runs, one seed where seeds train one by one, and
+reads the rest): each equal, number for number, where both were trained on the same CPU at
+the same precision and threads; elsewhere the largest difference of a seed's final test
+error is held against the data set's committed run-to-run spread of one seed
+(``results/reference/<profile>/spread.json``: another thread count, the same precision) and
+called within or beyond it.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import sys
-import time
 from pathlib import Path
 
 from pusupport.book.committed import page_at, runs_index
-from pusupport.book.cost import flops_text, run_flops
 from pusupport.book.reference import REFERENCE, relative, spread_path
-from pusupport.book.registry import book_pages
-from pusupport.book.store import RunStore, check_runs, commit_runs, run_key, train_runs
-from pusupport.data import DatasetNotFoundError
+from pusupport.book.store import check_runs, commit_runs
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def first_of_each_method(jobs) -> list:
-    """The first of ``jobs`` that trains each method (what :func:`train_again` trains where
-    every run is committed)."""
-    chosen, methods = [], set()
-    for job in jobs:
-        if not {cfg.method for cfg in job.configs} <= methods:
-            chosen.append(job)
-            methods |= {cfg.method for cfg in job.configs}
-    return chosen
-
-
-def flops(plan, jobs) -> float:
-    """The cost model's FLOPs of ``jobs`` of ``plan`` (0 where a run's sizes are unknown)."""
-    return sum(run_flops(r) for r in plan.priced(jobs) if r.data is not None)
-
-
-def train_again(profile: str, pages: list[str], store: Path, folder: Path, data_dir) -> None:
-    """Train again into ``store``, for each page of ``pages``, the first committed job of each
-    method it runs (see the module's doc), saying what was trained, or why nothing, and
-    the time left at the pace so far (by the cost model's FLOPs)."""
-    def resolved(name):                      # the page's plan, None where it trains nothing
-        page = page_at(name, profile, data_dir=None if data_dir is None else str(data_dir))
-        return page.resolved() if page.experiment.plan is not None else None
-
-    def planned(name) -> float:
-        try:
-            plan = resolved(name)
-        except DatasetNotFoundError:
-            return 0.0
-        return flops(plan, first_of_each_method(plan.jobs)) if plan else 0.0
-    left = {name: planned(name) for name in pages}
-    print(f"training again the first committed job of each method of {len(pages)} pages: at most "
-          f"{flops_text(sum(left.values()))} by the cost model (the time left follows from the pace)",
-          flush=True)
-    checked, done, spent = set(), 0.0, 0.0
-    for i, name in enumerate(pages, 1):
-        built, chosen, methods, said = {}, [], set(), f"[{i}/{len(pages)}] {name}:"
-        try:
-            plan = resolved(name)
-            for job in plan.jobs if plan else ():
-                if {cfg.method for cfg in job.configs} <= methods:
-                    continue
-                datas = job.datas(built)
-                keys = {run_key(cfg, job.seeds, d, job.stacked, portable=True)
-                        for cfg, d in zip(job.configs, datas)}
-                if not keys & checked and all((folder / f"{k}.json").exists() for k in keys):
-                    chosen.append((job, datas))
-                    methods, checked = methods | {cfg.method for cfg in job.configs}, checked | keys
-        except DatasetNotFoundError as err:
-            print(said, f"not checked, its data are not here ({str(err).splitlines()[0]})", flush=True)
-            continue
-        if plan is None or not chosen:
-            print(said, "trains no run of its own" if plan is None else
-                  "no job of its own is committed (nothing to train again)", flush=True)
-        left[name] = sum(flops(plan, [job]) for job, _ in chosen)
-        for job, datas in chosen:
-            start = time.perf_counter()
-            train_runs(job, datas, RunStore(store, name))
-            spent, done = spent + time.perf_counter() - start, done + flops(plan, [job])
-            left[name] -= flops(plan, [job])
-            pace = (f", about {sum(left.values()) * spent / done / 60:.0f} min left at the pace so far"
-                    if done else "")
-            print(said, f"{', '.join(job.labels)} on seeds {list(job.seeds)} trained again "
-                  f"({time.perf_counter() - start:.0f} s{pace})", flush=True)
 
 
 def seed_spreads(profile: str, root: Path) -> dict:
@@ -135,45 +64,32 @@ def check(store: Path, folder: Path, spreads: dict, datasets: dict) -> int:
         judged = ("no committed spread for its data set" if bound is None else
                   f"{'within' if r['final_error_difference'] <= bound else 'BEYOND'} one seed's "
                   f"committed spread {bound:.4f}")
-        print(f"  another machine ({where}): {r['page']} {r['method']} seeds {r['seeds']}: final "
-              f"test error up to {r['final_error_difference']:.4f} apart, {judged}")
+        print(f"  against a run from another machine ({where}): {r['page']} {r['method']} seeds "
+              f"{r['seeds']}: final test error up to {r['final_error_difference']:.4f} apart, {judged}")
     return 1 if broken else 0
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--store", type=Path, default=None,
-                    help="a build's run store (default: results/runs, where `make book` trains; "
-                         "with --check: build/check/runs, where the runs trained again go)")
+    ap.add_argument("--store", type=Path, default=ROOT / "results" / "runs",
+                    help="a build's run store (default: results/runs, where `make book` trains)")
     ap.add_argument("--profile", default="cpu", choices=["smoke", "cpu", "paper"],
                     help="the profile the build ran at")
     ap.add_argument("--record", default=None, metavar="NAME",
                     help="commit into results/reference/<profile>/NAME/runs instead: a page's record "
                          "with a parameter changed, which that page reads (no build's index lists it)")
     ap.add_argument("--check", action="store_true",
-                    help="train the first committed job of each method of every page again into --store "
-                         "and hold its runs against the committed ones (`make check-runs`)")
-    ap.add_argument("--pages", nargs="+", metavar="PAGE", help="with --check: these pages only")
-    ap.add_argument("--data-dir", type=Path, default=None, help="with --check: the data sets' folder")
+                    help="hold the store's runs (a check build's: `make check-runs`) against the "
+                         "committed ones")
     ap.add_argument("--reference", type=Path, default=REFERENCE, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    folder = args.reference / args.profile / (f"{args.record}/runs" if args.record else "runs")
-    args.store = args.store or ROOT / ("build/check/runs" if args.check else "results/runs")
-    if args.check:
-        if not any(folder.glob("*.json")):
-            ap.error(f"{relative(str(folder))} holds no committed run: nothing to check")
-        if any(args.store.glob("*.json")):
-            ap.error(f"{args.store} holds runs already: give --store an empty folder, so that "
-                     "every run checked is trained now")
-        book = [e["page"] for e in book_pages()]
-        if set(args.pages or ()) - set(book):
-            ap.error(f"--pages: no page {sorted(set(args.pages) - set(book))} in the book; its pages: {book}")
-        names = args.pages or book
-        train_again(args.profile, names, args.store, folder, args.data_dir)
-        datasets = {name: page_at(name, args.profile).dataset for name in names}
-        return check(args.store, folder, seed_spreads(args.profile, args.reference), datasets)
     if not any(args.store.glob("*.json")):
         ap.error(f"{args.store} holds no stored run: run `make book` first, or name its run store")
+    folder = args.reference / args.profile / (f"{args.record}/runs" if args.record else "runs")
+    if args.check:
+        pages = {json.loads(p.read_text())["page"] for p in args.store.glob("*.json")}
+        return check(args.store, folder, seed_spreads(args.profile, args.reference),
+                     {page: page_at(page, args.profile).dataset for page in pages})
     counts = commit_runs(args.store, folder)
     pages = {json.loads(p.read_text())["page"] for p in folder.glob("*.json") if p.name != "index.json"}
     if not args.record:

@@ -324,55 +324,54 @@ def test_commit_runs_indexes_the_pages_a_build_need_not_train(tmp_path, monkeypa
     assert committed_runs.pages_committed("smoke", tmp_path / "reference") == set()
 
 
-def test_one_job_of_every_page_is_trained_again_and_held_against_the_committed_runs(tmp_path, monkeypatch, capsys):
-    """``make check-runs``: a page's first committed job of each method trained again here
-    (nothing read) equals the committed runs number for number on the same machine; a page whose runs are
-    not committed is said to be; a committed history that was changed is named (exit 1);
-    a run committed from another machine is held against its data set's committed spread."""
+def test_a_check_build_trains_again_the_first_committed_run_of_each_method(tmp_path, monkeypatch, capsys):
+    """``make check-runs``: with ``$PUSUPPORT_CHECK`` a page trains again the first run of
+    each method it would read from the committed runs and reads the rest; trained on the
+    same machine, each equals the committed one number for number; a committed history that
+    was changed is named (exit 1); against a run from another machine, the difference is
+    held against its data set's committed spread."""
     import gzip
     import importlib.util
+    from pusupport.book import store as stores
     spec = importlib.util.spec_from_file_location("commit_runs", ROOT / "book" / "commit_runs.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
-    real = script.page_at                               # the test's short pages, but a summary
-    monkeypatch.setattr(script, "page_at", lambda name, profile, **kw: real(name, profile) if name == "summary"
-                        else page(name, tmp_path / "build"))
-    page("synthetic", tmp_path / "build").run()
+    for seeds in ([0, 1], [2, 3]):                  # two jobs of each method (the MLP stacks seeds)
+        page("synthetic", tmp_path / "build", seeds=seeds).run()
     reference = tmp_path / "reference"
-    assert script.main(["--store", str(tmp_path / "build" / "runs"), "--profile", "smoke",
-                        "--reference", str(reference)]) == 0
-    committed, _ = reference / "smoke" / "runs", capsys.readouterr()
+    committed = reference / "smoke" / "runs"
+    assert stores.commit_runs(tmp_path / "build" / "runs", committed)["committed"] == 4
+    monkeypatch.setattr("pusupport.book.page.committed_runs", lambda profile: committed)
+    monkeypatch.setattr(script, "page_at", lambda name, profile: page(name, tmp_path))
+    monkeypatch.setenv(stores.CHECK, "1")
+    trained = []
+    real_fit = training.fit
+    monkeypatch.setattr("pusupport.core.training.fit", lambda *a, **k: trained.append(1) or real_fit(*a, **k))
+    for seeds in ([0, 1], [2, 3]):
+        page("synthetic", tmp_path / "check", seeds=seeds).run()
+    assert len(trained) == 2                        # nnPU and aaPU on seeds 0, 1; seeds 2, 3 read
 
-    def check(store, *pages):
-        code = script.main(["--check", "--store", str(tmp_path / store), "--profile", "smoke",
-                            "--reference", str(reference), "--pages", *pages])
+    def check(*flags):
+        code = script.main(["--check", "--store", str(tmp_path / "check" / "runs"), "--profile", "smoke",
+                            "--reference", str(reference), *flags])
         return code, capsys.readouterr().out
-    code, said = check("first", "synthetic", "formulation", "summary")
-    assert said.startswith("training again the first committed job of each method of 3 pages: at most ")
-    assert code == 0 and "[1/3] synthetic: nnpu on seeds [0, 1] trained again" in said
-    assert "min left at the pace so far" in said
-    assert "[1/3] synthetic: aapu on seeds [0, 1] trained again" in said          # each method once
-    assert "[2/3] formulation: no job of its own is committed (nothing to train again)" in said
-    assert "[3/3] summary: trains no run of its own" in said
-    assert "2 runs held against the committed ones: 2 trained on the same machine, 2 of them equal" in said
-    with pytest.raises(SystemExit):                     # every run checked is trained now
-        check("first", "synthetic")
-    with pytest.raises(SystemExit):
-        check("other", "synthetc")
-    assert "--pages: no page ['synthetc'] in the book" in capsys.readouterr().err
-    path = next(committed.glob("*.csv.gz"))
+    code, said = check()
+    assert code == 0 and "2 runs held against the committed ones: 2 trained on the same machine, 2 of them equal" in said
+    first = json.loads((tmp_path / "check" / "runs" / next(
+        p.name for p in (tmp_path / "check" / "runs").glob("*.json"))).read_text())
+    path = committed / f"{first['portable']}.csv.gz"
     text = gzip.decompress(path.read_bytes()).decode().replace(",0.", ",1.", 1)
     path.write_bytes(gzip.compress(text.encode()))
-    code, said = check("second", "synthetic")
+    code, said = check()
     assert code == 1 and "1 of them equal number for number" in said and "DIFFERS: synthetic" in said
     record = path.with_name(path.name.replace(".csv.gz", ".json"))
     meta = json.loads(record.read_text())
     meta["trained"]["cpu"] = "another CPU"
     record.write_text(json.dumps(meta))
     (reference / "smoke" / "spread.json").write_text(json.dumps({"datasets": {"synthetic": {"per_seed": 0.5}}}))
-    code, said = check("third", "synthetic")
+    code, said = check()
     assert code == 0 and "1 trained on the same machine, 1 of them equal" in said
-    assert f"another machine (another CPU, {'bf16' if meta['trained']['numbers']['bf16'] else 'float32'}): " \
+    assert f"against a run from another machine (another CPU, {'bf16' if meta['trained']['numbers']['bf16'] else 'float32'}): " \
            f"synthetic {meta['method']} seeds [0, 1]: final test error up to" in said
     assert "within one seed's committed spread 0.5000" in said
 

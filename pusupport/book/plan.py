@@ -151,12 +151,12 @@ class Plan:
     def of(cls, runs, shown: dict, seeds, device: str) -> Plan:
         return cls(tuple(runs), dict(shown), tuple(seeds), device, tuple(layout(runs, seeds, device)))
 
-    def priced(self, jobs=None) -> list[Run]:
-        """The cost model's :class:`~pusupport.book.cost.Run` of each run of each job (of
-        ``jobs``, default: every job), as the layout trains it (a forked run from its fork on)."""
+    def priced(self) -> list[Run]:
+        """The cost model's :class:`~pusupport.book.cost.Run` of each run of each job, as the
+        layout trains it (a forked run from its fork on)."""
         return [Run(r.cfg, r.sizes, len(job.seeds), job.stacked, r.scored,
                     first=job.forks.get(i, (None, 0))[1] + 1)
-                for job in (self.jobs if jobs is None else jobs) for i, r in enumerate(job.runs)]
+                for job in self.jobs for i, r in enumerate(job.runs)]
 
 
 def stacks(run: Planned, device: str) -> bool:

@@ -88,6 +88,11 @@ def trunk_key(cfg, seeds, datas, stacked: bool, epoch: int) -> str:
 
 #: Set by ``make book FRESH=1``: every run trained here, none read from the committed runs.
 FRESH = "PUSUPPORT_FRESH"
+#: Set by ``make check-runs``: each page trains again the first run of each method that it
+#: would read from the committed runs (one seed where seeds train one by one), reads the
+#: rest, and keeps what it trained in its store, to be held against the committed runs
+#: (:func:`check_runs`).
+CHECK = "PUSUPPORT_CHECK"
 
 
 def committed_runs(profile: str) -> Path | None:
@@ -125,7 +130,9 @@ class RunStore:
             for i, key in enumerate(keys):
                 if not held.enter_context(self._claimed(key, runs[i][0].method, wait=False)):
                     waiting.append(i)
-                elif (stored := self._read(key, *runs[i]) or self._committed(stacked, *runs[i])) is not None:
+                elif (stored := self._read(key, *runs[i])) is not None or (
+                        (stored := self._committed(stacked, *runs[i])) is not None
+                        and not self._again(runs[i][0].method)):
                     out[i] = stored
                 else:
                     todo.append(i)
@@ -179,6 +186,15 @@ class RunStore:
                       "(it is read when done)", flush=True)
                 fcntl.flock(lock, fcntl.LOCK_EX)
             yield True
+
+    def _again(self, method: str) -> bool:
+        """Whether to train again a committed run of ``method`` (``$PUSUPPORT_CHECK``: the
+        first this page asks for; a mark in the store remembers it across its calls)."""
+        mark = Path(self.folder) / f".again-{self.trainer}-{method}"
+        if not os.environ.get(CHECK) or mark.exists():
+            return False
+        mark.touch()
+        return True
 
     def _committed(self, stacked: bool, cfg, seeds, datas, keeps) -> tuple[list, str] | None:
         """The run from the committed folder, by its portable key, said to be committed and
