@@ -43,7 +43,7 @@ import yaml
 
 from pusupport.book.committed import pages_committed
 from pusupport.book.registry import book_pages
-from pusupport.book.store import FRESH
+from pusupport.book.store import FRESH, checking
 from pusupport.book.timing import Heartbeat, Progress, probe, projected, slower
 from pusupport.data.files import DatasetNotFoundError
 
@@ -355,11 +355,13 @@ def main(argv=None) -> int:
     earlier = as_run(kept, names, given)
     if args.fresh:
         os.environ[FRESH] = "1"                      # the pages' kernels inherit it
-    read = pages_committed(args.profile) & set(names) if not args.dry_run else set()
+    read = pages_committed(args.profile) & set(names) if not (args.dry_run or checking()) else set()
     training = [p for p in names if p not in read]
     print(projected(earlier, training, args.workers, factor, source)
           + (f" (the pages that train); {len(read)} pages read their runs from the book's committed "
              "runs" if read else "")
+          + ("; at most: a check trains only the first run of each method that a page reads from "
+             "the committed runs" if checking() else "")
           + ("; then the HTML build" if not args.no_build and any(p in earlier for p in names) else ""),
           flush=True)
     started = time.time()

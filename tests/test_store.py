@@ -350,6 +350,9 @@ def test_a_check_build_trains_again_the_first_committed_run_of_each_method(tmp_p
     for seeds in ([0, 1], [2, 3]):
         page("synthetic", tmp_path / "check", seeds=seeds).run()
     assert len(trained) == 2                        # nnPU and aaPU on seeds 0, 1; seeds 2, 3 read
+    record = replace(page("synthetic", tmp_path / "record"), committed=committed)
+    record.run()                                    # a page's record (its own committed folder) is
+    assert len(trained) == 2                        # not checked: the paper's would train for hours
 
     def check(*flags):
         code = script.main(["--check", "--store", str(tmp_path / "check" / "runs"), "--profile", "smoke",
@@ -364,10 +367,10 @@ def test_a_check_build_trains_again_the_first_committed_run_of_each_method(tmp_p
     path.write_bytes(gzip.compress(text.encode()))
     code, said = check()
     assert code == 1 and "1 of them equal number for number" in said and "DIFFERS: synthetic" in said
-    record = path.with_name(path.name.replace(".csv.gz", ".json"))
-    meta = json.loads(record.read_text())
+    path = path.with_name(path.name.replace(".csv.gz", ".json"))
+    meta = json.loads(path.read_text())
     meta["trained"]["cpu"] = "another CPU"
-    record.write_text(json.dumps(meta))
+    path.write_text(json.dumps(meta))
     (reference / "smoke" / "spread.json").write_text(json.dumps({"datasets": {"synthetic": {"per_seed": 0.5}}}))
     code, said = check()
     assert code == 0 and "1 trained on the same machine, 1 of them equal" in said

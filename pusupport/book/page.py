@@ -28,7 +28,7 @@ from .records import save_results, shown_path
 from .reference import fingerprint
 from .runs import Executed, execute
 from .sources import data_for, with_prior
-from .store import RunStore, committed_runs
+from .store import RunStore, checking, committed_runs
 
 
 #: Settings that do not change a run's numbers (where it runs, what it saves).
@@ -142,7 +142,8 @@ class Page:
 
     def store(self) -> RunStore:
         """The run store it trains into and reads from."""
-        return RunStore(self.output_dir / "runs", self.name, self.committed or committed_runs(self.profile))
+        return RunStore(self.output_dir / "runs", self.name, self.committed or committed_runs(self.profile),
+                        again=self.committed is None and checking())   # a record is not checked
 
     def _execute(self, plan: Plan, train: bool = True) -> Executed:
         store = None if self.settings.train.dry_run else self.store()

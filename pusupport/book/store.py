@@ -95,6 +95,11 @@ FRESH = "PUSUPPORT_FRESH"
 CHECK = "PUSUPPORT_CHECK"
 
 
+def checking() -> bool:
+    """Whether this is a check build (``$PUSUPPORT_CHECK``, :data:`CHECK`)."""
+    return bool(os.environ.get(CHECK))
+
+
 def committed_runs(profile: str) -> Path | None:
     """The runs committed with the book at ``profile`` (:func:`commit_runs`), None where
     there are none or ``$PUSUPPORT_FRESH`` is set."""
@@ -110,11 +115,13 @@ def evaluated_epochs(cfg) -> list[int]:
 class RunStore:
     """The runs under ``folder``; ``trainer``: who asks (a page of the book, recorded as
     the run's trainer); ``committed``: a folder of runs committed with the book
-    (:func:`commit_runs`), read by their portable key where ``folder`` lacks a run."""
+    (:func:`commit_runs`), read by their portable key where ``folder`` lacks a run;
+    ``again``: train again the first of them of each method (``make check-runs``)."""
 
     folder: Path
     trainer: str
     committed: Path | None = None
+    again: bool = False
 
     def runs(self, runs: list[tuple], stacked: bool, train) -> list[tuple[list, str | None]]:
         """Each run's (results, one per seed, the page that trained it, None if trained now)
@@ -188,10 +195,10 @@ class RunStore:
             yield True
 
     def _again(self, method: str) -> bool:
-        """Whether to train again a committed run of ``method`` (``$PUSUPPORT_CHECK``: the
-        first this page asks for; a mark in the store remembers it across its calls)."""
+        """Whether to train again a committed run of ``method`` (with ``again``: the first
+        this page asks for; a mark in the store remembers it across its calls)."""
         mark = Path(self.folder) / f".again-{self.trainer}-{method}"
-        if not os.environ.get(CHECK) or mark.exists():
+        if not self.again or mark.exists():
             return False
         mark.touch()
         return True
