@@ -373,7 +373,8 @@ def main(argv=None) -> int:
         progress.left = [p["page"] for p in selected]
         times = run_serial(selected, kwargs, progress)
     (args.output_dir).mkdir(parents=True, exist_ok=True)
-    timed.write_text(json.dumps({**kept, **{timed_as(p, given): t for p, t in times.items()}},
+    own = json.loads(timed.read_text()) if timed.exists() else {}   # never the reference's times
+    timed.write_text(json.dumps({**own, **{timed_as(p, given): t for p, t in times.items()}},
                                 indent=2))                  # pages not run keep theirs
     if failed:
         for name, err in failed.items():
