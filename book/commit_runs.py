@@ -43,10 +43,18 @@ def seed_spreads(profile: str, root: Path) -> dict:
     return {d: r["per_seed"] for d, r in json.loads(path.read_text())["datasets"].items()} if path.exists() else {}
 
 
-def check(store: Path, folder: Path, spreads: dict, datasets: dict) -> int:
+def dataset_of(page: str, profile: str) -> str | None:
+    """The data set of the page (or a page's part, e.g. "standing-synthetic") that trained a run."""
+    try:
+        return page_at(page, profile).dataset
+    except ValueError:                       # a part of a page: its data set follows the dash
+        return page.partition("-")[2] or None
+
+
+def check(store: Path, folder: Path, spreads: dict, dataset) -> int:
     """Print how the store's runs compare with the committed ones; 1 where a run trained on
     the same machine differs, else 0. ``spreads``: {data set: one seed's committed spread};
-    ``datasets``: {page: its data set}."""
+    ``dataset(page)``: the data set of the page that trained a run."""
     rows = check_runs(store, folder)
     if not rows:
         print(f"none of the runs of {store} is committed in {relative(str(folder))}")
@@ -59,7 +67,7 @@ def check(store: Path, folder: Path, spreads: dict, datasets: dict) -> int:
         print(f"  DIFFERS: {r['page']} {r['method']} seeds {r['seeds']} (final test error up to "
               f"{r['final_error_difference']:.4f} apart)")
     for r in (r for r in rows if not r["same_machine"]):
-        made, bound = r["committed"], spreads.get(datasets.get(r["page"]))
+        made, bound = r["committed"], spreads.get(dataset(r["page"]))
         where = f"{made['gpu'] or made['cpu']}, {'bf16' if made['numbers']['bf16'] else 'float32'}"
         judged = ("no committed spread for its data set" if bound is None else
                   f"{'within' if r['final_error_difference'] <= bound else 'BEYOND'} one seed's "
@@ -87,9 +95,8 @@ def main(argv=None) -> int:
         ap.error(f"{args.store} holds no stored run: run `make book` first, or name its run store")
     folder = args.reference / args.profile / (f"{args.record}/runs" if args.record else "runs")
     if args.check:
-        pages = {json.loads(p.read_text())["page"] for p in args.store.glob("*.json")}
         return check(args.store, folder, seed_spreads(args.profile, args.reference),
-                     {page: page_at(page, args.profile).dataset for page in pages})
+                     lambda page: dataset_of(page, args.profile))
     counts = commit_runs(args.store, folder)
     pages = {json.loads(p.read_text())["page"] for p in folder.glob("*.json") if p.name != "index.json"}
     if not args.record:

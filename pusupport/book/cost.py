@@ -234,11 +234,11 @@ class Cost:
             return f"{MEASURED_ON}, at rates measured there"
         if self.measured <= 0:
             return assumed
-        return (f"{MEASURED_ON} at rates measured there, but for {flops_text(self.flops - self.measured)} "
+        return (f"{MEASURED_ON} at rates measured there, but for {_flops(self.flops - self.measured)} "
                 f"on an {assumed}")
 
     def describe(self) -> str:
-        return (f"cost at paper: {flops_text(self.flops)}, peak memory {_bytes(self.peak_bytes)} "
+        return (f"cost at paper: {_flops(self.flops)}, peak memory {_bytes(self.peak_bytes)} "
                 f"(largest run: {self.largest}), ≈ {_duration(self.seconds)} on one GPU: "
                 f"{self.where()}")
 
@@ -263,7 +263,7 @@ def markdown(table: pd.DataFrame) -> str:
     return "\n".join("| " + " | ".join(line) + " |" for line in lines)
 
 
-def flops_text(x: float) -> str:
+def _flops(x: float) -> str:
     for prefix, scale in (("E", 1e18), ("P", 1e15), ("T", 1e12), ("G", 1e9)):
         if x >= scale:
             return f"{x / scale:.3g} {prefix}FLOP"

@@ -20,7 +20,7 @@ import pandas as pd
 from . import experiments
 from .claims import COMPARISONS, judge_claims, reproduction_table as _table
 from ..core.methods import get_method
-from .cost import _bytes, _duration, flops_text, markdown, price, run_seconds
+from .cost import _bytes, _duration, _flops, markdown, price, run_seconds
 from .experiment import Experiment
 
 TOC = Path(__file__).resolve().parents[2] / "book" / "_toc.yml"
@@ -111,7 +111,7 @@ def cost_table() -> pd.DataFrame:
         if experiment.plan is None:
             continue
         c = price(experiment.runs(entry["parameters"].get("dataset")), entry["page"])
-        rows.append({"page": entry["page"], "runs": c.runs, "FLOPs": flops_text(c.flops),
+        rows.append({"page": entry["page"], "runs": c.runs, "FLOPs": _flops(c.flops),
                      "peak memory": _bytes(c.peak_bytes), "largest run": c.largest,
                      "GPU time": _duration(c.seconds), "priced on": c.where()})
     return pd.DataFrame(rows)
