@@ -27,7 +27,7 @@ MATHJAX  := book/_static/mathjax/tex-chtml.js
 export GLIBC_TUNABLES ?= glibc.malloc.mmap_threshold=4294967296:glibc.malloc.trim_threshold=17179869184
 SMOKE    := build/smoke
 
-.PHONY: setup data book commit-runs standing-record check-runs spread results test bench readme mutation clean
+.PHONY: setup data book commit-runs same-numbers standing-record check-runs spread results test bench readme mutation clean
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -69,6 +69,13 @@ book: setup data
 # (and says so on each page) instead of training; FRESH=1 on `make book` reads none.
 commit-runs: setup
 	$(PY) book/commit_runs.py --store results/runs --profile $(PROFILE)
+
+# After a change to the training code that should not change a number (a refactor): every
+# committed runs folder keeps each method's runs of older code — read as today's — where the
+# reference suite's runs that method reaches give the same numbers at the commit that trained
+# them and here (results/reference/**/runs/same_numbers.json, committed); the rest are named.
+same-numbers: setup
+	$(PY) book/commit_runs.py --same-numbers
 
 # The standing page's record at the paper's scale (its RECORD: every method on the synthetic
 # task, 10 seeds; about an hour on 2 cores, resumable): trained into build/standing-record,

@@ -7,9 +7,9 @@ Every run of the build's run store that today's training code trained is copied 
 ``results/reference/<profile>/runs/`` under its portable key (what shapes its numbers, less
 the machine: :func:`pusupport.book.store.run_key`), with its record (page, seeds, the
 epochs it was evaluated at, and where, how and when it was trained); committed runs of
-other training code are removed. ``index.json`` there names, for each page whose runs were
-committed, its fingerprint and the training code of the methods it runs: a build projects
-only the pages whose settings or code moved since. ``make book FRESH=1`` reads none of them.
+other training code are removed. ``index.json`` there names, for each page that trained a
+run of the build or was indexed and still is today's, its fingerprint and the training code
+of the methods it runs: a build projects only the pages whose settings or code moved since. ``make book FRESH=1`` reads none of them.
 
     python book/commit_runs.py --check --store build/check/results/runs --profile cpu
 
@@ -21,6 +21,14 @@ the same precision and threads; elsewhere the largest difference of a seed's fin
 error is held against the data set's committed run-to-run spread of one seed
 (``results/reference/<profile>/spread.json``: another thread count, the same precision) and
 called within or beyond it.
+
+    python book/commit_runs.py --same-numbers
+
+after a change to the training code that should not change a number (a refactor; `make
+same-numbers`): in every committed runs folder, each method's runs trained by older code are
+kept — read as today's — where the reference suite's runs that method reaches give the same
+numbers at the commit that trained them and here (:mod:`pusupport.book.same_numbers`); the
+others are named, stale, and retrained by the next build.
 """
 from __future__ import annotations
 
@@ -29,8 +37,9 @@ import json
 import sys
 from pathlib import Path
 
-from pusupport.book.committed import page_at, runs_index
+from pusupport.book.committed import page_at, pages_committed, runs_index
 from pusupport.book.reference import REFERENCE, relative, spread_path
+from pusupport.book.same_numbers import prove, run_records
 from pusupport.book.store import check_runs, commit_runs
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,6 +86,20 @@ def check(store: Path, folder: Path, spreads: dict, dataset) -> int:
     return 1 if broken else 0
 
 
+def same_numbers(reference: Path) -> int:
+    """Prove older code's committed runs in every runs folder under ``reference`` (:func:`prove`)."""
+    for folder in sorted({*reference.glob("*/runs"), *reference.glob("*/*/runs")}):
+        rows = prove(folder)
+        kept = [r for r in rows if r["proven"]]
+        print(f"{relative(str(folder))}: {len(run_records(folder))} runs; {len(kept)} older code "
+              f"version{'s' if len(kept) != 1 else ''} of a method shown to train today's numbers")
+        for r in rows:
+            print(f"  {r['method']} at {r['code']} (commit {r['commit'][:12]}): " + (
+                "same numbers, its runs are read as today's" if r["proven"] else
+                f"stale, retrained by the next build — {r['why']}"))
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--store", type=Path, default=ROOT / "results" / "runs",
@@ -89,18 +112,25 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true",
                     help="hold the store's runs (a check build's: `make check-runs`) against the "
                          "committed ones")
+    ap.add_argument("--same-numbers", action="store_true",
+                    help="keep the committed runs of older training code whose reference suite "
+                         "gives today's numbers (after a refactor)")
     ap.add_argument("--reference", type=Path, default=REFERENCE, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.same_numbers:
+        return same_numbers(args.reference)
     if not any(args.store.glob("*.json")):
         ap.error(f"{args.store} holds no stored run: run `make book` first, or name its run store")
     folder = args.reference / args.profile / (f"{args.record}/runs" if args.record else "runs")
     if args.check:
         return check(args.store, folder, seed_spreads(args.profile, args.reference),
                      lambda page: dataset_of(page, args.profile))
+    indexed = pages_committed(args.profile, args.reference) | {
+        json.loads(p.read_text())["page"] for p in run_records(args.store)}
     counts = commit_runs(args.store, folder)
-    pages = {json.loads(p.read_text())["page"] for p in folder.glob("*.json") if p.name != "index.json"}
+    pages = {json.loads(p.read_text())["page"] for p in run_records(folder)}
     if not args.record:
-        (folder / "index.json").write_text(json.dumps(runs_index(args.profile, pages), indent=1) + "\n")
+        (folder / "index.json").write_text(json.dumps(runs_index(args.profile, indexed), indent=1) + "\n")
     size = sum(p.stat().st_size for p in folder.iterdir())
     print(f"{counts['added']} runs added, {counts['removed']} stale ones removed: {counts['committed']} "
           f"runs of {len(pages)} pages in {relative(str(folder))} ({size / 2**20:.1f} MiB) — add it to git")

@@ -164,7 +164,7 @@ def test_a_part_from_other_training_code_joins_only_where_the_suite_agrees(tmp_p
     other = {**SUITE, "nnpu and aapu, seeds stacked": {**SUITE["nnpu and aapu forked"], "risk": "2" * 16}}
     with pytest.raises(ValueError, match=r"other training code .*numbers differ: the reference suite's run "
                                          r"'nnpu and aapu, seeds stacked' — its risk differs\. `git diff .* "
-                                         r"-- pusupport/core pusupport/data`"):
+                                         r"-- pusupport/core`"):
         _commit(tmp_path, seeds=[1], code=edited, digests=other)
     assert list(cm.committed("synthetic", "paper", tmp_path).parts) == ["seeds-0"]
     _commit(tmp_path, seeds=[1], code=edited, digests={**SUITE, "vpu alone": "error: not here"})

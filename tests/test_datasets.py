@@ -51,6 +51,17 @@ def test_20news_table1_row():
     assert m(d.x_u[torch.arange(5)].torch()).shape == (5,)
 
 
+def test_20news_keeps_the_most_frequent_words_ties_broken_alphabetically():
+    """``max_features`` keeps the most frequent words, and of words tied at the cut the first
+    alphabetically, on every CPU (scikit-learn's unstable sort keeps others with the SIMD sort
+    at hand), in scikit-learn's alphabetical column order."""
+    from pusupport.data.datasets import most_frequent
+    documents = ["zeta alpha beta", "zeta gamma delta", "zeta epsilon mu nu"]   # zeta 3, all others 1
+    assert most_frequent(documents, 3) == ["alpha", "beta", "zeta"]
+    assert most_frequent(documents, 1) == ["zeta"]
+    assert most_frequent([" ".join(f"w{i:02d}" for i in range(40, 0, -1))], 2) == ["w01", "w02"]
+
+
 def test_fashion_mnist_counts_follow_the_convention():
     need(DATA is not None and (Path(DATA) / "FashionMNIST" / "raw").is_dir(), "Fashion-MNIST raw files")
     d = load_pu("fashion_mnist", DATA, seed=0, download=False)

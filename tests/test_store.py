@@ -389,3 +389,71 @@ def test_where_a_page_s_numbers_come_from_counts_every_run_even_of_one_label(tmp
     assert lines[0] == "trained here, now: pn"
     assert lines[1] == "read, not trained: pn, trained by the prior page, committed: AMD EPYC, bf16, 2026-11-27, commit abc1234"
     assert lines[2] == "read, not trained: 5 runs, trained by the readings page" and lines[3].startswith("page wall time")
+
+
+def test_a_refactor_keeps_the_committed_runs_that_the_reference_suite_shows_unchanged(
+        tmp_path, monkeypatch, capsys):
+    """After a change to the training code (every run's key moves), ``make same-numbers``
+    keeps each method's committed runs where the reference suite's runs that method reaches
+    give the same numbers at the commit that trained them and now: a build reads them under
+    their old keys and projects their pages as read, ``make commit-runs`` keeps them and a
+    check build finds them; where a reached suite run differs they are stale, named and
+    trained again — and a difference in another method's own suite run does not count."""
+    import importlib.util
+    from pusupport.book import committed as committed_index, same_numbers, store as stores
+    spec = importlib.util.spec_from_file_location("commit_runs", ROOT / "book" / "commit_runs.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    monkeypatch.setattr(committed_index, "page_at", lambda name, profile: page(name, tmp_path))
+    real_fit = training.fit
+    page("synthetic", tmp_path / "build").run()
+    reference = tmp_path / "reference"
+    committed = reference / "smoke" / "runs"
+    assert script.main(["--store", str(tmp_path / "build" / "runs"), "--profile", "smoke",
+                        "--reference", str(reference)]) == 0
+    for path in same_numbers.run_records(committed):         # trained at a commit of the history
+        meta = json.loads(path.read_text())
+        meta["trained"]["commit"] = "a" * 40
+        path.write_text(json.dumps(meta))
+    old = json.loads(same_numbers.run_records(committed)[0].read_text())["trained"]["code"]
+    real = stores.code_version
+    moved = lambda ref=None, methods=None: real(None, methods) + ("" if ref else "'")   # noqa: E731
+    for module in (stores, committed_index, same_numbers):   # the code moved since
+        monkeypatch.setattr(module, "code_version", moved)
+    monkeypatch.setattr("pusupport.book.page.committed_runs", lambda profile: committed)
+    digests = {name: {"risk": "x"} for name in same_numbers.suite.RUNS}
+
+    def suite_at(differ):                                     # the code versions each commit's identity gives
+        return lambda commit: {**digests, **({differ: {"risk": "y"}} if commit and differ else {}),
+                               same_numbers.suite.CODE: {m: old if commit else "new" for m in ("nnpu", "aapu")}}
+    reached = same_numbers.reached("vpu")                    # every shared path, its own run, no other's
+    assert "nnpu and aapu, Kiryo's CNN with dropout" in reached and "vpu alone" in reached
+    assert "distpu alone" not in reached
+    rows = same_numbers.prove(committed, suite_at("vpu alone"))   # another method's run differs
+    assert sorted(r["method"] for r in rows if r["proven"]) == ["aapu", "nnpu"]
+    assert "nnpu and aapu forked" in json.loads((committed / same_numbers.FILE).read_text())["proofs"][0]["suite_runs_equal"]
+    assert committed_index.pages_committed("smoke", reference) == {"synthetic"}
+    monkeypatch.setattr("pusupport.core.training.fit", no_training)
+    page("synthetic", tmp_path / "after").run()
+    assert "committed: " in capsys.readouterr().out
+    assert stores.commit_runs(tmp_path / "after" / "runs", committed) == {"added": 0, "committed": 2, "removed": 0}
+    trained = []
+    monkeypatch.setattr("pusupport.core.training.fit", lambda *a, **k: trained.append(1) or real_fit(*a, **k))
+    monkeypatch.setenv(stores.CHECK, "1")                     # a check build finds them under their old keys
+    page("synthetic", tmp_path / "check").run()
+    assert [r["equal"] for r in stores.check_runs(tmp_path / "check" / "runs", committed)] == [True, True]
+    monkeypatch.delenv(stores.CHECK)
+    assert script.main(["--same-numbers", "--reference", str(reference)]) == 0   # a commit not in the clone
+    said = capsys.readouterr().out
+    assert "smoke/runs: 2 runs; 0 older code versions of a method shown to train today's numbers" in said
+    assert f"nnpu at {old} (commit aaaaaaaaaaaa): stale, retrained by the next build — the reference " \
+           "suite could not run at aaaaaaaaaaaa" in said and "fetch that commit" in said
+    rows = same_numbers.prove(committed, suite_at("nnpu and aapu, Kiryo's CNN with dropout"))
+    assert not any(r["proven"] for r in rows) and not (committed / same_numbers.FILE).exists()
+    assert "the reference suite's run \"nnpu and aapu, Kiryo's CNN with dropout\": its risk differs" in rows[0]["why"]
+    assert committed_index.pages_committed("smoke", reference) == set()
+    trained.clear()
+    page("synthetic", tmp_path / "stale").run()
+    assert trained and "committed" not in capsys.readouterr().out
+    assert stores.commit_runs(tmp_path / "stale" / "runs", committed)["removed"] == 2
+    assert all(json.loads(p.read_text())["trained"]["code"] != old for p in same_numbers.run_records(committed))

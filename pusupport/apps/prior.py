@@ -221,8 +221,8 @@ def _one_halving(x_p, x_u, cfg, delta, trainer, select_epoch) -> dict:
     perm_p, perm_u = torch.randperm(len(x_p), generator=gen), torch.randperm(len(x_u), generator=gen)
     p1, p2 = perm_p[: len(x_p) // 2], perm_p[len(x_p) // 2:]
     u1, u2 = perm_u[: len(x_u) // 2], perm_u[len(x_u) // 2:]
-    if cfg.dry_run:                 # a dry run scores the first rows, as the training loop does
-        p2, u2 = p2[:DRY_RUN_ROWS], u2[:DRY_RUN_ROWS]
+    if cfg.dry_run:                 # a dry run scores the first rows, as the training loop does:
+        p2, u2 = p2[:DRY_RUN_ROWS // 2], u2[:DRY_RUN_ROWS // 2]      # half of them P, half U
     data = replace(supervised(x_p[p1], x_u[u1], name="P vs U"), prior=0.5)
     if select_epoch:
         held = replace(data, x_test=torch.cat([x_p[p2], x_u[u2]]),

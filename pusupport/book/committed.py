@@ -34,6 +34,7 @@ from .plan import as_trained
 from .paper import NOT_IN_PAPER
 from .records import read_history, save_results
 from .reference import REFERENCE, code_commit, fingerprint
+from .same_numbers import older
 from .store import FRESH
 from .verdicts import RULE, RULE_CHANGES
 
@@ -318,7 +319,7 @@ def _same_numbers(page: str, profile: str, name: str, other: dict, made: dict, u
                          f"commit {made['commit'][:12]}) than part {name} ({other['training_code']}, "
                          f"commit {other['commit'][:12]}), and their numbers differ: the reference "
                          f"suite's run {run!r} — {why}. `git diff {other['commit'][:12]} "
-                         f"{made['commit'][:12]} -- pusupport/core pusupport/data` shows what changed; "
+                         f"{made['commit'][:12]} -- pusupport/core` shows what changed; "
                          "parts combine only where every suite run the page uses agrees")
 
 
@@ -371,7 +372,7 @@ def runs_index(profile: str, pages=None) -> dict:
     (default: every page of the book), its fingerprint
     (:meth:`~pusupport.book.page.Page.fingerprint`), its plan (its runs as specified, less
     their labels: a choice outside the page's settings, such as the number of P-vs-U
-    halvings behind π, moves it) and the training code of the methods it runs
+    halvings behind π, moves it) and the training code of each method it runs
     (:func:`~pusupport.core.identity.code_version`) at the time."""
     names = [e["page"] for e in registry.book_pages() if pages is None or e["page"] in pages]
     return {"pages": {name: _trained_for(page_at(name, profile)) for name in names}}
@@ -381,16 +382,25 @@ def _trained_for(page) -> dict:
     plan = page.plan()
     return {"fingerprint": page.fingerprint(),
             "plan": fingerprint([{k: v for k, v in asdict(r).items() if k != "label"} for r in plan]),
-            "training_code": code_version(methods=sorted({r.method for r in plan}))}
+            "training_code": {m: code_version(methods=[m]) for m in sorted({r.method for r in plan})}}
 
 
 def pages_committed(profile: str, root: Path = REFERENCE) -> set:
     """The pages whose runs the committed runs at ``profile`` hold as today's code and
-    settings would train them (a build reads them instead of training: what a projection
-    leaves out); empty where there are none or ``$PUSUPPORT_FRESH`` is set."""
-    path = root / profile / "runs" / "index.json"
-    if os.environ.get(FRESH) or not path.exists():
+    settings would train them — each method's code today's or shown to train the same
+    numbers (:func:`~pusupport.book.same_numbers.older`) — (a build reads them instead of
+    training: what a projection leaves out); empty where there are none or
+    ``$PUSUPPORT_FRESH`` is set."""
+    folder = root / profile / "runs"
+    if os.environ.get(FRESH) or not (folder / "index.json").exists():
         return set()
-    index = json.loads(path.read_text())
+    index = json.loads((folder / "index.json").read_text())
     now = runs_index(profile, index["pages"])["pages"]
-    return {page for page, then in index["pages"].items() if now.get(page) == then}
+
+    def same(then: dict, today: dict | None) -> bool:
+        if today is None or {**then, "training_code": 0} != {**today, "training_code": 0}:
+            return False
+        codes = today["training_code"]
+        return isinstance(then["training_code"], dict) and then["training_code"].keys() == codes.keys() and all(
+            code in (codes[m], *older(m, folder)) for m, code in then["training_code"].items())
+    return {page for page, then in index["pages"].items() if same(then, now.get(page))}

@@ -37,6 +37,7 @@ from ..core.runtime import resolve
 from ..core.training import RunResult, fit_shared
 from .records import read_history
 from .reference import REFERENCE, code_commit, cpu_model
+from .same_numbers import older, run_records
 
 #: Left out of a run's key: what never changes its numbers, the seed (the key lists the
 #: seeds) and how often it is evaluated (checked apart).
@@ -51,17 +52,18 @@ def evaluated_only(column: str) -> bool:
 
 
 def run_key(cfg, seeds, datas, stacked: bool, settings: dict | None = None,
-            portable: bool = False) -> str:
+            portable: bool = False, code: str | None = None) -> str:
     """The key of training ``cfg`` on ``datas`` (one per seed of ``seeds``): its settings
-    (or ``settings``), seeds, data, training code, the device choices that change numbers,
-    threads and layout. ``portable``: without what only this machine decides (threads,
-    precision, the CPU's instructions: :func:`trained_on` records them), the key under
-    which another machine may read the run, saying where it was trained."""
+    (or ``settings``), seeds, data, training code (or the version ``code``), the device
+    choices that change numbers, threads and layout. ``portable``: without what only this
+    machine decides (threads, precision, the CPU's instructions: :func:`trained_on` records
+    them), the key under which another machine may read the run, saying where it was
+    trained."""
     if settings is None:
         settings = {k: v for k, v in asdict(cfg).items() if k not in NOT_IN_KEY}
     runtime = resolve(cfg).numbers()
     what = {"settings": settings, "seeds": list(seeds), "data": [data_identity(d) for d in datas],
-            "code": code_version(methods=[settings["method"]]), "stacked": stacked, **(
+            "code": code or code_version(methods=[settings["method"]]), "stacked": stacked, **(
                 {"device": runtime["device"]} if portable else
                 {"runtime": runtime, "threads": torch.get_num_threads()})}
     return hashlib.sha256(json.dumps(what, sort_keys=True, default=str).encode()).hexdigest()[:20]
@@ -203,13 +205,20 @@ class RunStore:
         mark.touch()
         return True
 
+    def _portable(self, cfg, seeds, datas, stacked: bool) -> list[str]:
+        """The run's portable keys: under today's training code, then under each older
+        version the committed folder's proofs show to train the same numbers
+        (:mod:`~pusupport.book.same_numbers`)."""
+        return [run_key(cfg, seeds, datas, stacked, portable=True, code=code)
+                for code in (None, *older(cfg.method, self.committed))]
+
     def _committed(self, stacked: bool, cfg, seeds, datas, keeps) -> tuple[list, str] | None:
         """The run from the committed folder, by its portable key, said to be committed and
         where it was trained."""
         if self.committed is None:
             return None
-        key = run_key(cfg, seeds, datas, stacked, portable=True)
-        read = self._read(key, cfg, seeds, datas, keeps, Path(self.committed), ".csv.gz")
+        key, read = next(((key, found) for key in self._portable(cfg, seeds, datas, stacked) if (
+            found := self._read(key, cfg, seeds, datas, keeps, Path(self.committed), ".csv.gz"))), (None, None))
         if read is None:
             return None
         made = json.loads((Path(self.committed) / f"{key}.json").read_text())["trained"]
@@ -222,9 +231,9 @@ class RunStore:
         """Whether every run of ``job`` (on ``datas``, as :func:`train_runs` gets them) can be
         read, here or committed: then none of them trains."""
         return all(self._meta(run_key(cfg, seeds, d, job.stacked), cfg, keeps) is not None
-                   or (self.committed is not None and self._meta(
-                       run_key(cfg, seeds, d, job.stacked, portable=True), cfg, keeps,
-                       Path(self.committed)) is not None)
+                   or (self.committed is not None and any(
+                       self._meta(key, cfg, keeps, Path(self.committed)) is not None
+                       for key in self._portable(cfg, seeds, d, job.stacked)))
                    for cfg, seeds, d, keeps in _runs(job, datas))
 
     def _meta(self, key: str, cfg, keeps, folder: Path | None = None) -> dict | None:
@@ -274,9 +283,10 @@ class RunStore:
         if keeps:
             with replacing(folder / f"{key}.pt") as tmp:
                 torch.save([{k: getattr(r, k) for k in keeps} for r in results], tmp)
+        portable = self._portable(cfg, seeds, datas, stacked)
         atomic_write_text(meta_path, json.dumps({
             "page": self.trainer, "method": cfg.method, "seeds": list(seeds), "evaluated": evaluated,
-            "kept": list(keeps), "portable": run_key(cfg, seeds, datas, stacked, portable=True),
+            "kept": list(keeps), "portable": portable[0], "same_numbers_as": portable[1:],
             "trained": trained_on(cfg)}))
 
 
@@ -313,20 +323,26 @@ def commit_runs(store: Path, committed: Path) -> dict:
     ``committed`` under their portable keys (:func:`run_key`): the history as
     ``<key>.csv.gz``, its record (who trained it, where, when: :func:`trained_on`), and what
     it keeps up to :data:`MAX_KEPT` bytes. Committed runs of other training code are
-    stale and removed. Returns how many runs were added, kept and removed."""
+    stale and removed, unless shown to train the same numbers
+    (:mod:`~pusupport.book.same_numbers`); a run committed again replaces its copy under
+    such older code. Returns how many runs were added, kept and removed."""
     committed = Path(committed)
     committed.mkdir(parents=True, exist_ok=True)
 
-    def today(meta) -> bool:                 # trained by today's code for its method
-        return meta.get("trained", {}).get("code") == code_version(methods=[meta["method"]])
+    def today(meta) -> bool:                 # trained by today's code for its method, or the same numbers'
+        code = meta.get("trained", {}).get("code")
+        return code == code_version(methods=[meta["method"]]) or code in older(meta["method"], committed)
+
+    def remove(key: str) -> None:
+        for path in committed.glob(f"{key}.*"):
+            path.unlink()
     removed = 0
-    for meta_path in committed.glob("*.json"):
-        if meta_path.name != "index.json" and not today(json.loads(meta_path.read_text())):
-            for path in committed.glob(f"{meta_path.stem}.*"):
-                path.unlink()
+    for meta_path in run_records(committed):
+        if not today(json.loads(meta_path.read_text())):
+            remove(meta_path.stem)
             removed += 1
     added = 0
-    for meta_path in sorted(Path(store).glob("*.json")):
+    for meta_path in run_records(store):
         meta = json.loads(meta_path.read_text())
         if not today(meta):
             continue
@@ -344,9 +360,12 @@ def commit_runs(store: Path, committed: Path) -> dict:
         if meta["kept"]:
             with replacing(committed / f"{key}.pt") as tmp:
                 Path(tmp).write_bytes(kept.read_bytes())
-        atomic_write_text(target, json.dumps({k: v for k, v in meta.items() if k != "portable"}, indent=1))
+        for key in meta.get("same_numbers_as", []):
+            remove(key)
+        atomic_write_text(target, json.dumps({k: v for k, v in meta.items()
+                                              if k not in ("portable", "same_numbers_as")}, indent=1))
         added += 1
-    total = sum(1 for p in committed.glob("*.json") if p.name != "index.json")
+    total = len(run_records(committed))
     return {"added": added, "committed": total, "removed": removed}
 
 
@@ -357,10 +376,11 @@ def check_runs(store: Path, committed: Path) -> list[dict]:
     test error across seeds; ``same_machine``: trained on the same CPU or GPU, at the same
     precision and threads (where equal is expected; elsewhere the run-to-run spread is)."""
     out = []
-    for meta_path in sorted(Path(store).glob("*.json")):
+    for meta_path in run_records(store):
         meta = json.loads(meta_path.read_text())
-        there = Path(committed) / f"{meta.get('portable')}.json"
-        if not there.exists():
+        there = next((path for key in [meta.get("portable"), *meta.get("same_numbers_as", [])]
+                      if (path := Path(committed) / f"{key}.json").exists()), None)
+        if there is None:
             continue
         made = json.loads(there.read_text())["trained"]
         ours = read_history(meta_path.with_suffix(".csv")).drop(columns="wall_time")

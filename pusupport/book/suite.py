@@ -96,6 +96,9 @@ def _histories(name: str) -> list:
     return [training.train(data, cfg).history for cfg in cfgs]
 
 
+#: Where a suite's digests hold each method's training-code version (not a run).
+CODE = "training code of each method"
+
 #: The method whose runs alone recorded views' errors before every run that reads π was
 #: also scored at the common threshold: a view's digest reads its rows, as it always did,
 #: and the other methods' rows of the column get a digest of their own.
@@ -121,7 +124,9 @@ def digest(histories: list) -> dict[str, str]:
 
 
 def run_here() -> dict:
-    """Every run's digests (or why it could not run: "error: …"), in this process."""
+    """Every run's digests (or why it could not run: "error: …"), in this process, and
+    under :data:`CODE` the version of each method's training code, as this code's own
+    identity computes it."""
     import torch
     torch.set_default_dtype(torch.float64)
     torch.set_num_threads(1)
@@ -131,6 +136,12 @@ def run_here() -> dict:
             out[name] = digest(_histories(name))
         except Exception as err:             # a method or path this code does not have
             out[name] = f"error: {type(err).__name__}: {str(err)[:200]}"
+    from pusupport.core.identity import code_version
+    from pusupport.core.methods import METHODS
+    try:
+        out[CODE] = {m: code_version(methods=[m]) for m in METHODS}
+    except TypeError:                        # code versions before they were a method's
+        out[CODE] = dict.fromkeys(METHODS, code_version())
     return out
 
 

@@ -244,7 +244,7 @@ class DataConfig:
 
 
 #: Rows of U and of the test set a dry run scores.
-DRY_RUN_ROWS = 256
+DRY_RUN_ROWS = 64
 #: Rows of each paper-sized mini-batch a dry run's step takes (P, U and S in the batch's
 #: proportions, at least one of P and of U): the batch is drawn at the paper's size, then cut.
 DRY_RUN_STEP_ROWS = 32

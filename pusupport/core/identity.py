@@ -23,13 +23,16 @@ from pathlib import Path
 #: Settings that change where a run goes or how it is shown, never its numbers: the one
 #: list of them (the run store, checkpoints and a page's settings fingerprint leave them out).
 NOT_RESULTS = ("progress", "checkpoint_dir", "checkpoint_every", "device")
-#: The package's code that trains: these folders' modules, less :data:`NOT_TRAINING`.
-TRAINING_CODE = ("core", "data")
+#: The package's code that trains: these folders' modules, less :data:`NOT_TRAINING`. The data
+#: loaders (``pusupport/data``) are not: what they give a run enters its key through the
+#: data's checksum (:func:`data_identity`), so a fix to a loader retrains only the runs whose
+#: data it moves.
+TRAINING_CODE = ("core",)
 #: Modules there that store, show, place or identify a run, or size it for the cost model
 #: (their choices that change numbers enter the key apart: :meth:`Runtime.numbers`), and a
 #: page's own settings (what it varies or shows, beyond single runs).
 NOT_TRAINING = ("core/atomic.py", "core/checkpoint.py", "core/identity.py", "core/page_settings.py",
-                "core/progress.py", "core/runtime.py", "data/sizes.py")
+                "core/progress.py", "core/runtime.py")
 PACKAGE = Path(__file__).parents[1]
 
 

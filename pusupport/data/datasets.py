@@ -124,27 +124,41 @@ def load_fashion_mnist(data_dir=None, download: bool = True) -> LabeledData:
 NEWS_POSITIVE = ["sci.*", "soc.*", "talk.*"]
 
 
+def most_frequent(documents, n: int) -> list[str]:
+    """The ``n`` words most frequent in ``documents`` (scikit-learn's ``max_features``:
+    counted over the whole corpus), ties broken alphabetically — a stable sort, where
+    scikit-learn's unstable one keeps other tied words on another CPU's SIMD sort — in
+    alphabetical order, as scikit-learn orders its columns."""
+    from sklearn.feature_extraction.text import CountVectorizer
+    counter = CountVectorizer(lowercase=True)
+    counts = np.asarray(counter.fit_transform(documents).sum(axis=0)).ravel()
+    words = counter.get_feature_names_out().astype(str)
+    return sorted(words[np.lexsort((words, -counts))[:n]])
+
+
 def load_20news(data_dir=None, download: bool = True, max_features: int | None = None) -> LabeledData:
     """20 Newsgroups (bydate split) as sparse tf-idf bag-of-words rows.
 
     Tokens: scikit-learn's default word pattern (2+ alphanumerics), lower-cased; the
     vocabulary is the training set's (optionally its ``max_features`` most frequent
-    words); weights: sublinear tf × idf, each row L2-normalised. Documents are the
-    raw posts (headers kept), as ``fetch_20newsgroups`` returns them.
+    words, ties broken alphabetically: :func:`most_frequent`); weights: sublinear tf ×
+    idf, each row L2-normalised. Documents are the raw posts (headers kept), as
+    ``fetch_20newsgroups`` returns them.
     """
     from sklearn.datasets import fetch_20newsgroups, load_files
     from sklearn.feature_extraction.text import TfidfVectorizer
     root = data_root(data_dir)
     candidates = [root, root / "20news_home"]
     folder = next((c for c in candidates if (c / "20news-bydate-train").is_dir()), None)
+    ties = {"ties": "alphabetical"} if max_features else {}      # caches from before most_frequent are stale
     if folder is not None:
-        signature = {"path": str(folder.resolve()), "max_features": max_features}
+        signature = {"path": str(folder.resolve()), "max_features": max_features, **ties}
 
         def read():
             return {s: load_files(folder / f"20news-bydate-{s}", encoding="latin1", shuffle=False)
                     for s in ("train", "test")}
     elif download:
-        signature = {"path": "sklearn", "max_features": max_features}
+        signature = {"path": "sklearn", "max_features": max_features, **ties}
 
         def read():
             return fetch_official(lambda where: {s: fetch_20newsgroups(data_home=str(where), subset=s,
@@ -159,8 +173,8 @@ def load_20news(data_dir=None, download: bool = True, max_features: int | None =
 
     def build():
         raw = read()
-        vec = TfidfVectorizer(lowercase=True, sublinear_tf=True, max_features=max_features,
-                              dtype=np.float32)
+        vocabulary = None if max_features is None else most_frequent(raw["train"].data, max_features)
+        vec = TfidfVectorizer(lowercase=True, sublinear_tf=True, vocabulary=vocabulary, dtype=np.float32)
         x_train = vec.fit_transform(raw["train"].data)
         x_test = vec.transform(raw["test"].data)
         return {"train": (SparseRows.from_scipy(x_train), torch.tensor(raw["train"].target)),
