@@ -308,6 +308,13 @@ def test_commit_runs_indexes_the_pages_a_build_need_not_train(tmp_path, monkeypa
     index = json.loads((tmp_path / "reference" / "smoke" / "runs" / "index.json").read_text())
     assert list(index["pages"]) == ["synthetic"]
     assert committed_runs.pages_committed("smoke", tmp_path / "reference") == {"synthetic"}
+    folder = tmp_path / "reference" / "smoke" / "runs"          # a page whose committed runs went stale
+    stale = json.loads(next(folder.glob("*.json")).read_text())  # unseen (e.g. its plan grew) and that
+    (folder / f"{'0' * 20}.json").write_text(json.dumps({**stale, "page": "own_data"}))  # trained nothing
+    assert script.main(["--store", str(tmp_path / "build" / "runs"), "--profile", "smoke",   # here is
+                        "--reference", str(tmp_path / "reference")]) == 0                     # not indexed
+    assert list(json.loads((folder / "index.json").read_text())["pages"]) == ["synthetic"]
+    (folder / f"{'0' * 20}.json").unlink()
     real = committed_runs.code_version
     for moved, still in (("robustpu", {"synthetic"}), ("nnpu", set())):   # a method it does not run, one it does
         monkeypatch.setattr(committed_runs, "code_version",
