@@ -19,7 +19,8 @@ earlier run of the page succeeded, whose results are kept.
 With ``--workers N`` (N > 1), or ``RAY_ADDRESS`` set, the pages run as Ray tasks
 (``pip install -e '.[cluster]'``), and so do the runs inside each page
 (:mod:`pusupport.book.cluster`); a page that reads other pages' runs or results starts once
-they have ended (:func:`schedule`: the pages others wait on first, then the longest).
+they have ended (:func:`schedule`: the pages others wait on first, then the longest; a page
+that trains before those that read the committed runs).
 A page that fails is tried once more; if it fails again, it is named, the other pages
 finish, and the exit status is 1 (the book is not built). Results land where the serial
 run puts them. The default is serial and imports no Ray.
@@ -52,11 +53,12 @@ BOOK = ROOT / "book"
 BOOK_FILES = ("_config.yml", "_toc.yml", "_static")
 
 
-def schedule(selected: list[dict], earlier: dict) -> list[dict]:
+def schedule(selected: list[dict], earlier: dict, read=()) -> list[dict]:
     """The pages in the order they start: each after the pages it reads (its "after" among
     ``selected``), the others by the longest chain of page times (``earlier``; a page never
-    timed counts as the longest) from the page to the end of the build: a page that others
-    wait for starts before a longer one that nobody waits for."""
+    timed counts as the longest, one that ``read``s the committed runs as taking no time)
+    from the page to the end of the build: a page that others wait for starts before a
+    longer one that nobody waits for, and a page that trains before those that read."""
     names = {p["page"] for p in selected}
     after = {p["page"]: [a for a in p.get("after", ()) if a in names] for p in selected}
     waiting = {n: [m for m in names if n in after[m]] for n in names}
@@ -64,7 +66,8 @@ def schedule(selected: list[dict], earlier: dict) -> list[dict]:
 
     def chain(n):
         if n not in rank:
-            rank[n] = earlier.get(n, float("inf")) + max((chain(m) for m in waiting[n]), default=0.0)
+            own = 0.0 if n in read else earlier.get(n, float("inf"))
+            rank[n] = own + max((chain(m) for m in waiting[n]), default=0.0)
         return rank[n]
 
     left, order = sorted(selected, key=lambda p: -chain(p["page"])), []
@@ -232,7 +235,7 @@ def run_ray(selected: list[dict], kwargs: dict, workers: int, earlier: dict,
     from pusupport.book import cluster
     task = cluster.start(workers, kwargs["device"])
     print(f"Ray: every task gets {task}", flush=True)
-    order = schedule(selected, earlier)
+    order = schedule(selected, earlier, read)
     progress = Progress(len(order), 0, [], earlier, workers, factor, reading=read)
     progress.left = [p["page"] for p in order]
     progress.running = progress.left[:workers]
@@ -368,7 +371,7 @@ def main(argv=None) -> int:
     if args.workers > 1 or os.environ.get("RAY_ADDRESS"):
         times, failed = run_ray(selected, kwargs, args.workers, earlier, factor, read)
     else:
-        selected = schedule(selected, earlier)
+        selected = schedule(selected, earlier, read)
         progress = Progress(len(selected), 0, [], earlier, 1, factor, reading=read)
         progress.left = [p["page"] for p in selected]
         times = run_serial(selected, kwargs, progress)

@@ -178,6 +178,9 @@ def test_pages_others_wait_for_start_first_and_each_page_after_those_it_reads():
     order = [p["page"] for p in execute.schedule(pages, earlier)]
     # chains to the end: c ∞, dep 5 + 100 + 1, standing 101, b 31, a 11, summary 1
     assert order == ["c", "dep", "standing", "b", "a", "summary"]
+    # pages reading the committed runs take no time: the one that trains (a) starts first
+    order = [p["page"] for p in execute.schedule(pages, earlier, read={"b", "c", "dep", "standing", "summary"})]
+    assert order == ["a", "b", "c", "dep", "standing", "summary"]
 
 
 class _Ray:
