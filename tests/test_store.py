@@ -2,6 +2,7 @@
 with the history the page would have written, and never read for other data, settings,
 threads or evaluation epochs it does not cover."""
 import json
+import sys
 import threading
 from dataclasses import replace
 from pathlib import Path
@@ -455,6 +456,12 @@ def test_a_refactor_keeps_the_committed_runs_that_the_reference_suite_shows_unch
     assert "smoke/runs: 2 runs; 0 older code versions of a method shown to train today's numbers" in said
     assert f"nnpu at {old} (commit aaaaaaaaaaaa): stale, retrained by the next build — the reference " \
            "suite could not run at aaaaaaaaaaaa" in said and "fetch that commit" in said
+    identity = sys.modules["pusupport.core.identity"]
+    monkeypatch.setitem(sys.modules, "pusupport.core.identity", None)   # a commit from before identity.py:
+    assert same_numbers.suite.code_versions().startswith("error: ")     # its suite still runs, and
+    monkeypatch.setitem(sys.modules, "pusupport.core.identity", identity)
+    rows = same_numbers.prove(committed, lambda commit: {**digests, same_numbers.suite.CODE: "error: old"})
+    assert not any(r["proven"] for r in rows) and "its training code is not its commit's (error: old)" in rows[0]["why"]
     rows = same_numbers.prove(committed, suite_at("nnpu and aapu, Kiryo's CNN with dropout"))
     assert not any(r["proven"] for r in rows) and not (committed / same_numbers.FILE).exists()
     assert "the reference suite's run \"nnpu and aapu, Kiryo's CNN with dropout\": its risk differs" in rows[0]["why"]

@@ -77,8 +77,9 @@ def prove(folder: Path, suite_at=suite.at) -> list[dict]:
         except (RuntimeError, subprocess.CalledProcessError) as err:
             row["why"] = f"the reference suite could not run at {commit[:12]} ({str(err)[:120]}): fetch that commit"
             continue
-        if then.get(suite.CODE, {}).get(method) != old:
-            row["why"] = (f"its training code is not its commit's ({then.get(suite.CODE, {}).get(method)}): "
+        codes = then.get(suite.CODE)
+        if not isinstance(codes, dict) or codes.get(method) != old:
+            row["why"] = (f"its training code is not its commit's ({codes.get(method) if isinstance(codes, dict) else codes}): "
                           "it was trained from uncommitted changes to the training code")
             continue
         runs = reached(method)

@@ -136,13 +136,22 @@ def run_here() -> dict:
             out[name] = digest(_histories(name))
         except Exception as err:             # a method or path this code does not have
             out[name] = f"error: {type(err).__name__}: {str(err)[:200]}"
-    from pusupport.core.identity import code_version
-    from pusupport.core.methods import METHODS
-    try:
-        out[CODE] = {m: code_version(methods=[m]) for m in METHODS}
-    except TypeError:                        # code versions before they were a method's
-        out[CODE] = dict.fromkeys(METHODS, code_version())
+    out[CODE] = code_versions()
     return out
+
+
+def code_versions() -> dict | str:
+    """{method: the version of its training code} as this code's own identity computes
+    it, or why it cannot ("error: …": code from before its identity was computed so)."""
+    try:
+        from pusupport.core.identity import code_version
+        from pusupport.core.methods import METHODS
+        try:
+            return {m: code_version(methods=[m]) for m in METHODS}
+        except TypeError:                    # code versions before they were a method's
+            return dict.fromkeys(METHODS, code_version())
+    except Exception as err:
+        return f"error: {type(err).__name__}: {str(err)[:200]}"
 
 
 def run(commit: str | None = None, repo: Path | None = None) -> dict:
