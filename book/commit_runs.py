@@ -9,7 +9,8 @@ the machine: :func:`pusupport.book.store.run_key`), with its record (page, seeds
 epochs it was evaluated at, and where, how and when it was trained); committed runs of
 other training code are removed. ``index.json`` there names, for each page that trained a
 run of the build or was indexed and still is today's, its fingerprint and the training code
-of the methods it runs: a build projects only the pages whose settings or code moved since. ``make book FRESH=1`` reads none of them.
+of the methods it runs: a build projects only the pages whose settings or code moved since.
+``make book FRESH=1`` reads none of them.
 
     python book/commit_runs.py --check --store build/check/results/runs --profile cpu
 

@@ -78,12 +78,13 @@ def prove(folder: Path, suite_at=suite.at) -> list[dict]:
             row["why"] = f"the reference suite could not run at {commit[:12]} ({str(err)[:120]}): fetch that commit"
             continue
         codes = then.get(suite.CODE)
-        if not isinstance(codes, dict) or codes.get(method) != old:
-            row["why"] = (f"its training code is not its commit's ({codes.get(method) if isinstance(codes, dict) else codes}): "
-                          "it was trained from uncommitted changes to the training code")
+        there = codes.get(method) if isinstance(codes, dict) else codes
+        if there != old:
+            row["why"] = (f"its training code is not its commit's ({there}): it was trained from "
+                          "uncommitted changes to the training code")
             continue
         runs = reached(method)
-        found = next(((name, why) for name in runs if (why := suite.differs(then.get(name), now.get(name)))), None)
+        found = suite.first_difference(then, now, runs=runs)
         if found:
             row["why"] = f"the reference suite's run {found[0]!r}: {found[1]}"
             continue

@@ -204,10 +204,11 @@ def differs(old, new) -> str | None:
     return next((f"its {c} differs" for c in shared if old[c] != new[c]), None)
 
 
-def first_difference(old: dict, new: dict, uses: set) -> tuple[str, str] | None:
-    """The first run relevant to ``uses`` whose numbers differ between two suites, and how."""
-    return next(((name, why) for name in relevant(uses) if (why := differs(old.get(name), new.get(name)))),
-                None)
+def first_difference(old: dict, new: dict, uses: set | None = None, runs=None) -> tuple[str, str] | None:
+    """The first run relevant to ``uses`` (or of ``runs``, names of :data:`RUNS`) whose
+    numbers differ between two suites, and how."""
+    return next(((name, why) for name in (relevant(uses) if runs is None else runs)
+                 if (why := differs(old.get(name), new.get(name)))), None)
 
 
 if __name__ == "__main__":
