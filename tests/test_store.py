@@ -169,7 +169,7 @@ def test_a_whole_result_is_trained_once_and_read_back_as_it_was(tmp_path, monkey
     said = capsys.readouterr().out
     assert said.count("(trained by the biased_selection page)") == 2
     assert "aapu (trained by the biased_selection page)" in said
-    pd.testing.assert_frame_equal(again.history, first.history)
+    assert again.history.equals(first.history)                        # number for number
     assert again.u_losses.keys() == {2} and torch.equal(again.u_losses[2], first.u_losses[2])
     assert again.selected.indices.tolist() == first.selected.indices.tolist() != []
     assert again.threshold == first.threshold
@@ -180,6 +180,41 @@ def test_a_whole_result_is_trained_once_and_read_back_as_it_was(tmp_path, monkey
     monkeypatch.undo()
     page("histograms", tmp_path / "dry", dry_run=1).train(data, cfg)
     assert not (tmp_path / "dry" / "runs").exists()
+
+
+def test_a_history_is_stored_in_float32_digits_where_those_read_back_exactly(tmp_path):
+    """The loop's risks are float32 means: written in float32's shortest digits (the
+    committed runs' size) and read back to the same float64 numbers; a column that is not
+    all float32 (a test error k/n, the wall time) keeps every digit; a NaN stays NaN."""
+    import io
+    from pusupport.book.records import history_csv, read_history
+    history = training.train(synthetic(0, n_labeled=20, n_unlabeled=100, n_test=30),
+                             TrainConfig(method="aapu", epochs=12, select_from=2, n_select=5,
+                                         eval_every=4, progress=False)).history
+    text, float32 = history_csv(history)
+    assert {"risk", "risk_positive", "risk_negative", "corrected_fraction"} <= set(float32)
+    assert not {"test_error", "wall_time", "epoch"} & set(float32) and history.test_error.isna().any()
+    assert len(text) < 0.85 * len(history.to_csv(index=False))
+    back = read_history(io.StringIO(text), float32)
+    assert back.equals(history) and (back.dtypes == history.dtypes).all()
+    assert not read_history(io.StringIO(text)).equals(history)     # read as written: other numbers
+
+
+def test_a_probe_whose_history_alone_is_read_is_stored_without_its_model(tmp_path, monkeypatch):
+    """π's P-vs-U classifier chosen at its best held-out epoch: the probe run that picks
+    the epoch keeps only its history; the classifier trained to that epoch keeps its model
+    (which scores the held-out halves); another page reads both, training nothing."""
+    from pusupport.apps.prior import estimate_prior
+    data = synthetic(0, n_labeled=20, n_unlabeled=100, n_test=10)
+    first = estimate_prior(data.x_p, data.x_u, seed=0, epochs=3, select_epoch=True,
+                           trainer=page("own_data", tmp_path).train)
+    kept = sorted(json.loads(p.read_text())["kept"] for p in (tmp_path / "runs").glob("*.json"))
+    assert kept == [[], ["model", "selected", "u_losses", "threshold"]]
+    assert len(list((tmp_path / "runs").glob("*.pt"))) == 1
+    monkeypatch.setattr("pusupport.core.training.fit", no_training)
+    again = estimate_prior(data.x_p, data.x_u, seed=0, epochs=3, select_epoch=True,
+                           trainer=page("prior", tmp_path).train)
+    assert [replace(e, seconds=0) for e in again.values()] == [replace(e, seconds=0) for e in first.values()]
 
 
 def test_a_page_s_branches_start_from_the_trunk_another_page_stored(tmp_path, monkeypatch):

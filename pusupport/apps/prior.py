@@ -159,7 +159,8 @@ def estimate_prior(x_p, x_u, config=None, delta: float = 0.1, trainer=None, sele
     Elkan–Noto's probabilities are those of the actual P : U ratio, σ(g + log(n_p/n_u)). Returns
     ``{"BBE": PriorEstimate, "Elkan-Noto": PriorEstimate}``. ``trainer(data, config)``
     trains the classifier (default :func:`~pusupport.core.training.train`; the book's
-    pages pass one that reads it from their run store). ``select_epoch``: train it first
+    pages pass one that reads it from their run store, :meth:`~pusupport.book.page.Page.train`,
+    called with ``keeps=()`` for a run whose history alone is read). ``select_epoch``: train it first
     with the scored halves as a P-vs-U test set, then again to the epoch whose held-out
     P-vs-U ROC AUC was highest (only P/U labels enter; the same halves are then scored):
     with few labelled positives the classifier memorises them, held-out positives then look
@@ -227,7 +228,8 @@ def _one_halving(x_p, x_u, cfg, delta, trainer, select_epoch) -> dict:
     if select_epoch:
         held = replace(data, x_test=torch.cat([x_p[p2], x_u[u2]]),
                        y_test=torch.cat([torch.ones(len(p2)), -torch.ones(len(u2))]).long())
-        probe = (trainer or train)(held, merge(cfg, {"eval_every": 1}, "train")).history
+        probe_cfg = merge(cfg, {"eval_every": 1}, "train")    # its history alone is read
+        probe = (trainer(held, probe_cfg, keeps=()) if trainer else train(held, probe_cfg)).history
         cfg = merge(cfg, {"epochs": int(probe.epoch[probe.test_auc.idxmax()])}, "train")
     trained = (trainer or train)(data, cfg)
     net, start = trained.model, time.perf_counter()

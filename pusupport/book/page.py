@@ -18,6 +18,7 @@ from ..core import identity
 from ..core.config import DRY_RUN_ROWS, DRY_RUN_STEP_ROWS, Settings, TrainConfig, merge
 from ..core.methods import get_method
 from ..core.runtime import resolve
+from ..core.training import RunResult
 from ..data.sizes import SIZES
 from .claims import judge_claims, verdict_text
 from .cost import price
@@ -131,14 +132,17 @@ class Page:
         history (:attr:`~pusupport.book.plan.RunSpec.keeps`), trained or read as :meth:`run`."""
         return self._execute(self.resolved(specs, make_data)).kept
 
-    def train(self, data, cfg: TrainConfig):
-        """One run, ``cfg`` on ``data``, for a driver that reads its whole result (model, S,
-        U's losses, threshold: :class:`~pusupport.core.training.RunResult`): a plan of one
-        run, trained or read as :meth:`run`."""
+    def train(self, data, cfg: TrainConfig, keeps: tuple = KEPT):
+        """One run, ``cfg`` on ``data``, for a driver that reads its result
+        (:class:`~pusupport.core.training.RunResult`): a plan of one run, trained or read as
+        :meth:`run`. ``keeps``: what of it beside the history the store keeps and the result
+        holds (default: all; ``()``: a probe whose history alone is read, e.g. for the epoch
+        to stop at)."""
         run = Planned(cfg.method, cfg, (cfg.seed,), (data.name,), make=lambda seed: data,
-                      stacks=False, keeps=KEPT)
+                      stacks=False, keeps=keeps)
         plan = Plan.of([run], {run.label: (run.label, None)}, [cfg.seed], torch.device(self.device).type)
-        return self._execute(plan).kept[run.label, cfg.seed]
+        done = self._execute(plan)
+        return done.kept[run.label, cfg.seed] if keeps else RunResult(done.history, None, None, cfg)
 
     def store(self) -> RunStore:
         """The run store it trains into and reads from."""

@@ -1,9 +1,11 @@
 """Results on disk: tidy per-epoch histories (CSV) and final summaries (JSON)."""
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from ..core.atomic import atomic_write_text
@@ -41,10 +43,34 @@ def summarize(history: pd.DataFrame, metrics=METRICS) -> dict:
     return out
 
 
-def read_history(path) -> pd.DataFrame:
+def history_csv(history: pd.DataFrame) -> tuple[str, list[str]]:
+    """``history`` as CSV text, and the float columns written as float32 (:func:`read_history`'s
+    ``float32``): those whose every value is a float32 (the loop's risks are float32 means)
+    are written in float32's shortest form, about half the digits, where that reads back
+    to every value exactly."""
+    float32 = [c for c in history.columns[history.dtypes == np.float64]
+               if np.array_equal(history[c].astype(np.float32).astype(np.float64), history[c], equal_nan=True)]
+    while True:
+        out = history.copy()
+        for column in float32:
+            out[column] = history[column].to_numpy(np.float32).astype(str)
+            out.loc[history[column].isna(), column] = ""
+        text = out.to_csv(index=False)
+        back = read_history(io.StringIO(text), float32)
+        exact = [c for c in float32 if np.array_equal(back[c], history[c], equal_nan=True)]
+        if exact == float32:
+            return text, float32
+        float32 = exact
+
+
+def read_history(path, float32=()) -> pd.DataFrame:
     """A history CSV, its columns typed from every row at once (the per-point error columns
-    hold text in a run's last row only)."""
-    return pd.read_csv(path, low_memory=False)
+    hold text in a run's last row only); the ``float32`` columns (:func:`history_csv`'s)
+    rounded back to the float32 values they were written from."""
+    history = pd.read_csv(path, low_memory=False)
+    for column in float32:
+        history[column] = history[column].astype(np.float32).astype(np.float64)
+    return history
 
 
 def save_results(history: pd.DataFrame, out_dir, **meta) -> dict:

@@ -10,7 +10,8 @@ evaluated at every epoch the page evaluates; its test metrics at other epochs ar
 blanked, so the page gets the history it would have written itself. Pages running at the
 same time (``--workers``) share the store: a run is claimed with a lock on its key, and
 a page that needs a run another page is training waits for it and reads it. One format:
-a run is ``<key>.csv`` (its history), ``<key>.json`` (its record), and ``<key>.pt`` with
+a run is ``<key>.csv`` (its history, float32 columns in float32's digits:
+:func:`~pusupport.book.records.history_csv`), ``<key>.json`` (its record), and ``<key>.pt`` with
 what its page keeps beside the history (model, S, U's losses, threshold), where it keeps
 any; a trunk's state at a fork epoch is ``trunk-<key>.pt``.
 """
@@ -35,7 +36,7 @@ from ..core.forks import shared_settings
 from ..core.methods import VIEW_PREFIX
 from ..core.runtime import resolve
 from ..core.training import RunResult, fit_shared
-from .records import read_history
+from .records import history_csv, read_history
 from .reference import REFERENCE, code_commit, cpu_model
 from .same_numbers import older, run_records
 
@@ -256,7 +257,7 @@ class RunStore:
         if (meta := self._meta(key, cfg, keeps, folder)) is None:
             return None
         needed = set(evaluated_epochs(cfg))
-        history = read_history(folder / f"{key}{suffix}")
+        history = read_history(folder / f"{key}{suffix}", meta.get("float32", ()))
         history["method"] = cfg.method
         blank = ~history.epoch.isin(needed)
         for column in history.columns:
@@ -278,15 +279,15 @@ class RunStore:
             meta = json.loads(meta_path.read_text())
             if set(evaluated) <= set(meta["evaluated"]) and set(keeps) <= set(meta.get("kept", ())):
                 return
-        histories = pd.concat([r.history for r in results], ignore_index=True)
-        atomic_write_text(folder / f"{key}.csv", histories.to_csv(index=False))
+        text, float32 = history_csv(pd.concat([r.history for r in results], ignore_index=True))
+        atomic_write_text(folder / f"{key}.csv", text)
         if keeps:
             with replacing(folder / f"{key}.pt") as tmp:
                 torch.save([{k: getattr(r, k) for k in keeps} for r in results], tmp)
         portable = self._portable(cfg, seeds, datas, stacked)
         atomic_write_text(meta_path, json.dumps({
             "page": self.trainer, "method": cfg.method, "seeds": list(seeds), "evaluated": evaluated,
-            "kept": list(keeps), "portable": portable[0], "same_numbers_as": portable[1:],
+            "kept": list(keeps), "float32": float32, "portable": portable[0], "same_numbers_as": portable[1:],
             "trained": trained_on(cfg)}))
 
 
@@ -382,9 +383,10 @@ def check_runs(store: Path, committed: Path) -> list[dict]:
                       if (path := Path(committed) / f"{key}.json").exists()), None)
         if there is None:
             continue
-        made = json.loads(there.read_text())["trained"]
-        ours = read_history(meta_path.with_suffix(".csv")).drop(columns="wall_time")
-        theirs = read_history(there.with_suffix(".csv.gz")).drop(columns="wall_time")
+        record = json.loads(there.read_text())
+        made = record["trained"]
+        ours = read_history(meta_path.with_suffix(".csv"), meta.get("float32", ())).drop(columns="wall_time")
+        theirs = read_history(there.with_suffix(".csv.gz"), record.get("float32", ())).drop(columns="wall_time")
         blank = ~theirs.epoch.isin(meta["evaluated"])     # a run another page evaluated more often
         theirs.loc[blank, [c for c in theirs.columns if evaluated_only(c)]] = float("nan")
         last = [h[h.epoch == h.epoch.max()].set_index("seed").test_error for h in (ours, theirs)]
