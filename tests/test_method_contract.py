@@ -96,3 +96,11 @@ def test_its_per_point_state_is_checkpointed_and_resumed(tmp_path, monkeypatch):
 def test_a_threshold_read_from_rows_the_loop_does_not_score_is_refused():
     with pytest.raises(ValueError, match="use 'x_u' .* or 'x_test'"):
         register(Method("bad_threshold", "bad", "", risk=lambda b: None, threshold_on="x_val"))
+
+
+def test_a_method_with_a_choice_of_its_own_says_which_in_words():
+    """The standing page's table names each method's label-free choice from its declaration:
+    a method with its own criterion or early stop says which (VPU, Robust-PU); the others
+    read the book's."""
+    for m in METHODS.values():
+        assert bool(m.criterion) == bool(m.validation or m.stop), m.name

@@ -108,7 +108,9 @@ class Method:
     :func:`~pusupport.core.evaluation.validation_risks`' default. ``stop(values) → i``: its
     recipe's early stop on that criterion (its values at the evaluated epochs, in order): the
     position of the model it restores and reports (default: none — the lowest value is its
-    own choice, its last epoch its final model).
+    own choice, its last epoch its final model). ``criterion``: that choice in words, where
+    the method declares a ``validation`` or ``stop`` of its own (default: the book's, the
+    lowest non-negative PU sigmoid risk).
     """
 
     name: str
@@ -139,6 +141,7 @@ class Method:
     second_stage: Callable | None = None
     validation: Callable | None = None
     stop: Callable | None = None
+    criterion: str = field(default="", metadata=SHOWN)
 
 
 def optimiser_at(method: Method, config, epoch: int) -> tuple[float, float, bool]:

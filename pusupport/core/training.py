@@ -256,7 +256,8 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
             rows[k].append({**_epoch_row(cfgs[k], seed, epoch, lr, means[k], metrics[k], selected[k],
                                          train_errors[k]), **viewed[k], "wall_time": wall})
         shown = rows[0][-1]["test_error"]
-        bar.set_postfix(S=len(selected[0]), **({} if math.isnan(shown) else {"test_error": f"{shown:.4f}"}))
+        bar.set_postfix(**({"S": len(selected[0])} if groups[0].method.selects else {}),
+                        **({} if math.isnan(shown) else {"test_error": f"{shown:.4f}"}))
         if cfg.checkpoint_dir and (epoch % cfg.checkpoint_every == 0 or epoch in (cfg.epochs, stop)):
             checkpoint.save(path, {"fingerprint": identity, **state(epoch)})
     if stop is not None and stop < cfg.epochs:

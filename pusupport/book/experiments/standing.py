@@ -232,11 +232,8 @@ def own_choice(history: pd.DataFrame) -> pd.DataFrame:
     return at_own_choice(trained, by=("dataset", "method", "seed"))
 
 
-#: The criterion a method's own choice reads, by whether it has its own and whether its recipe stops.
-CRITERIA = {(True, False): "its authors': the variational loss",
-            (False, False): "the book's: the non-negative PU sigmoid risk, the lowest",
-            (True, True): "its authors' early stop (patience 5) on the non-negative PU sigmoid risk",
-            (False, True): "its recipe's early stop on the book's: the non-negative PU sigmoid risk"}
+#: The label-free choice of a method that declares none of its own (:attr:`~pusupport.core.methods.Method.criterion`).
+BOOK_CRITERION = "the book's: the non-negative PU sigmoid risk, the lowest"
 
 #: Where each run is read: its last epoch (a recipe that stops: the model it restores), or
 #: its own label-free choice.
@@ -250,7 +247,7 @@ def chosen_epochs(history: pd.DataFrame) -> pd.DataFrame:
     table = chosen.groupby(["dataset", chosen.method.map(lambda m: get_method(m).label)],
                            sort=False).epoch.agg(["median", "min", "max"])
     methods = {get_method(m).label: get_method(m) for m in chosen.method}
-    table["criterion"] = [CRITERIA[bool(methods[m].validation), bool(methods[m].stop)] for _, m in table.index]
+    table["criterion"] = [methods[m].criterion or BOOK_CRITERION for _, m in table.index]
     return table.rename_axis(["data set", "method"])
 
 

@@ -159,6 +159,7 @@ register(Method("robustpu", "Robust-PU", "nnPU warm-up, then U as negatives unde
                 "weights, λ raised each epoch (Zhu et al., 2023)", color="#bcbd22",
                 risk=robust_risk, init_state=_state, end_epoch=reweigh, settings=Settings,
                 recipe=recipe, optimiser=optimiser, validation=validation, stop=stop,
+                criterion="its authors' early stop (patience 5) on the non-negative PU sigmoid risk",
                 source="woriazzc/Robust-PU main.py L595–608 (schedule, Welsch); 400 pre-training "
                        "epochs L554–558; ≤ 100 episodes with patience 5 on 500 labelled validation "
                        "points, the best restored, L567, L585, L478 (train: Early stop); a fresh Adam "
