@@ -7,10 +7,12 @@ Every run of the build's run store that today's training code trained is copied 
 ``results/reference/<profile>/runs/`` under its portable key (what shapes its numbers, less
 the machine: :func:`pusupport.book.store.run_key`), with its record (page, seeds, the
 epochs it was evaluated at, and where, how and when it was trained); committed runs of
-other training code are removed. ``index.json`` there names, for each page that trained a
-run of the build or was indexed and still is today's, its fingerprint and the training code
-of the methods it runs: a build projects only the pages whose settings or code moved since.
-``make book FRESH=1`` reads none of them.
+other training code are removed. ``index.json`` there names, for each page that used a run
+in the build (trained or read it) or was indexed and still is today's, its fingerprint and the
+training code of the methods it runs: a build projects only the pages whose settings or code moved since,
+and the runs each page used (trained or read) in the build that indexed it: committed runs of
+an indexed page that no indexed page uses any more (their settings gone) are removed, and a
+kept model no page reads. ``make book FRESH=1`` reads none of them.
 
     python book/commit_runs.py --check --store build/check/results/runs --profile cpu
 
@@ -41,7 +43,7 @@ from pathlib import Path
 from pusupport.book.committed import page_at, pages_committed, runs_index
 from pusupport.book.reference import REFERENCE, relative, spread_path
 from pusupport.book.same_numbers import prove, run_records
-from pusupport.book.store import check_runs, commit_runs
+from pusupport.book.store import check_runs, commit_runs, prune_runs, used_runs
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -120,20 +122,29 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.same_numbers:
         return same_numbers(args.reference)
-    if not any(args.store.glob("*.json")):
+    if not run_records(args.store) and not used_runs(args.store):
         ap.error(f"{args.store} holds no stored run: run `make book` first, or name its run store")
     folder = args.reference / args.profile / (f"{args.record}/runs" if args.record else "runs")
     if args.check:
         return check(args.store, folder, seed_spreads(args.profile, args.reference),
                      lambda page: dataset_of(page, args.profile))
-    indexed = pages_committed(args.profile, args.reference) | {
-        json.loads(p.read_text())["page"] for p in run_records(args.store)}
+    uses = used_runs(args.store)
+    indexed = pages_committed(args.profile, args.reference) | set(uses)
     counts = commit_runs(args.store, folder)
-    pages = {json.loads(p.read_text())["page"] for p in run_records(folder)}
     if not args.record:
-        (folder / "index.json").write_text(json.dumps(runs_index(args.profile, indexed), indent=1) + "\n")
+        before = json.loads((folder / "index.json").read_text())["pages"] if (folder / "index.json").exists() else {}
+        index = runs_index(args.profile, indexed)
+        for name, entry in index["pages"].items():   # what each page used: in this build, else before
+            if (runs := uses.get(name, before.get(name, {}).get("runs"))) is not None:
+                entry["runs"] = runs
+        (folder / "index.json").write_text(json.dumps(index, indent=1) + "\n")
+        pruned = prune_runs(folder, index)
+        print("no run pruned: the pages " + ", ".join(sorted(n for n, e in index["pages"].items() if "runs" not in e))
+              + " have not recorded the runs they use (a whole `make book` records them)" if pruned is None else
+              f"{pruned['removed']} runs no page uses removed, {pruned['stripped']} kept models no page reads")
+    pages = {json.loads(p.read_text())["page"] for p in run_records(folder)}
     size = sum(p.stat().st_size for p in folder.iterdir())
-    print(f"{counts['added']} runs added, {counts['removed']} stale ones removed: {counts['committed']} "
+    print(f"{counts['added']} runs added, {counts['removed']} stale ones removed: {len(run_records(folder))} "
           f"runs of {len(pages)} pages in {relative(str(folder))} ({size / 2**20:.1f} MiB) — add it to git")
     return 0
 

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from pusupport.book.page import Page
+from pusupport.book.plan import KEPT
 from pusupport.book.pages import resolve_page
 from pusupport.book.store import RunStore, run_key
 from pusupport.book.registry import get
@@ -365,6 +366,55 @@ def test_commit_runs_indexes_the_pages_a_build_need_not_train(tmp_path, monkeypa
     monkeypatch.undo()
     monkeypatch.setattr(committed_runs, "page_at", lambda name, profile: page(name, tmp_path, lr=1e-3))
     assert committed_runs.pages_committed("smoke", tmp_path / "reference") == set()
+
+
+def test_commit_runs_removes_the_runs_no_page_uses_any_more_and_the_models_none_reads(
+        tmp_path, monkeypatch, capsys):
+    """The index lists the runs each page used (trained or read) in the build that indexed
+    it: once a page's settings move, its old runs, which no page uses, go at the next
+    ``make commit-runs``, while another page's, not rebuilt, stay; a committed model that no
+    page reads any more is dropped, its history kept; an index from before uses were
+    recorded prunes nothing."""
+    import importlib.util
+    from pusupport.book import committed as committed_runs
+    spec = importlib.util.spec_from_file_location("commit_runs", ROOT / "book" / "commit_runs.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    monkeypatch.setattr(committed_runs, "page_at", lambda name, profile: page(name, tmp_path))
+    folder = tmp_path / "reference" / "smoke" / "runs"
+    monkeypatch.setattr("pusupport.book.page.committed_runs", lambda profile: folder)
+    data = synthetic(0, n_labeled=20, n_unlabeled=100, n_test=50)
+    biased = page("biased_selection", tmp_path / "one")
+    cfg = biased.train_config("aapu", epochs=3, select_from=2, n_select=5)
+
+    def commit(build):
+        assert script.main(["--store", str(tmp_path / build / "runs"), "--profile", "smoke",
+                            "--reference", str(tmp_path / "reference")]) == 0
+        index = json.loads((folder / "index.json").read_text())["pages"]
+        return index, {p.stem: json.loads(p.read_text()) for p in folder.glob("*.json")
+                       if p.name != "index.json"}
+    page("synthetic", tmp_path / "one").run()
+    biased.train(data, cfg)
+    index, runs = commit("one")
+    assert set(index) == {"synthetic", "biased_selection"} and len(runs) == 3
+    old = set(index["synthetic"]["runs"])
+    assert old <= set(runs) and len(old) == 2
+    model = next(k for k, m in runs.items() if m["page"] == "biased_selection")
+    assert index["biased_selection"]["runs"] == {model: sorted(KEPT)} and (folder / f"{model}.pt").exists()
+    page("synthetic", tmp_path / "two", lr=2e-4).run()              # its settings move
+    index, runs = commit("two")
+    assert "2 runs no page uses removed, 0 kept models no page reads" in capsys.readouterr().out
+    assert len(runs) == 3 and not old & set(runs) and model in runs    # the other page's run stays
+    page("biased_selection", tmp_path / "three").train(data, cfg, keeps=())   # its history alone read
+    index, runs = commit("three")
+    assert "0 runs no page uses removed, 1 kept models no page reads" in capsys.readouterr().out
+    assert runs[model]["kept"] == [] and not (folder / f"{model}.pt").exists() and len(runs) == 3
+    del index["biased_selection"]["runs"]                            # an index from before
+    (folder / "index.json").write_text(json.dumps({"pages": index}))
+    page("synthetic", tmp_path / "four").run()
+    index, runs = commit("four")
+    assert "no run pruned: the pages biased_selection have not recorded" in capsys.readouterr().out
+    assert len(runs) == 5
 
 
 def test_a_check_build_trains_again_the_first_committed_run_of_each_method(tmp_path, monkeypatch, capsys):

@@ -398,7 +398,7 @@ def pages_committed(profile: str, root: Path = REFERENCE) -> set:
     now = runs_index(profile, index["pages"])["pages"]
 
     def same(then: dict, today: dict | None) -> bool:
-        if today is None or {**then, "training_code": 0} != {**today, "training_code": 0}:
+        if today is None or {**then, "training_code": 0, "runs": 0} != {**today, "training_code": 0, "runs": 0}:
             return False
         codes = today["training_code"]
         return isinstance(then["training_code"], dict) and then["training_code"].keys() == codes.keys() and all(

@@ -37,7 +37,7 @@ from ..core.methods import VIEW_PREFIX
 from ..core.runtime import resolve
 from ..core.training import RunResult, fit_shared
 from .records import history_csv, read_history
-from .reference import REFERENCE, code_commit, cpu_model
+from .reference import REFERENCE, code_commit, cpu_model, fingerprint
 from .same_numbers import older, run_records
 
 #: Left out of a run's key: what never changes its numbers, the seed (the key lists the
@@ -237,6 +237,15 @@ class RunStore:
                        for key in self._portable(cfg, seeds, d, job.stacked)))
                    for cfg, seeds, d, keeps in _runs(job, datas))
 
+    def _note(self, key: str, keeps) -> None:
+        """Note in the store that this page used the run of portable key ``key`` and read
+        ``keeps`` of it beside the history (:func:`used_runs`)."""
+        what = {"page": self.trainer, "run": key, "keeps": sorted(keeps)}
+        path = Path(self.folder) / USES / f"{fingerprint(what)}.json"
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_text(path, json.dumps(what))
+
     def _meta(self, key: str, cfg, keeps, folder: Path | None = None) -> dict | None:
         """The record of run ``key`` in ``folder`` (default: the store's) if it was evaluated
         at every epoch ``cfg`` evaluates and keeps what ``keeps`` names."""
@@ -256,6 +265,7 @@ class RunStore:
         folder = Path(self.folder if folder is None else folder)
         if (meta := self._meta(key, cfg, keeps, folder)) is None:
             return None
+        self._note(meta.get("portable", key), keeps)       # a committed record is under its portable key
         needed = set(evaluated_epochs(cfg))
         history = read_history(folder / f"{key}{suffix}", meta.get("float32", ()))
         history["method"] = cfg.method
@@ -275,6 +285,8 @@ class RunStore:
         folder = Path(self.folder)
         meta_path = folder / f"{key}.json"
         evaluated = evaluated_epochs(cfg)
+        portable = self._portable(cfg, seeds, datas, stacked)
+        self._note(portable[0], keeps)
         if meta_path.exists():
             meta = json.loads(meta_path.read_text())
             if set(evaluated) <= set(meta["evaluated"]) and set(keeps) <= set(meta.get("kept", ())):
@@ -284,7 +296,6 @@ class RunStore:
         if keeps:
             with replacing(folder / f"{key}.pt") as tmp:
                 torch.save([{k: getattr(r, k) for k in keeps} for r in results], tmp)
-        portable = self._portable(cfg, seeds, datas, stacked)
         atomic_write_text(meta_path, json.dumps({
             "page": self.trainer, "method": cfg.method, "seeds": list(seeds), "evaluated": evaluated,
             "kept": list(keeps), "float32": float32, "portable": portable[0], "same_numbers_as": portable[1:],
@@ -317,6 +328,50 @@ def _runs(job, datas: list) -> list[tuple]:
 #: The largest kept file committed with a run (bytes): beyond it the run is committed with
 #: its history only, and a page that reads more trains it.
 MAX_KEPT = 2 * 2**20
+
+
+#: The store's subfolder of notes: which page used which run, reading what beside its history.
+USES = "uses"
+
+
+def used_runs(store: Path) -> dict[str, dict[str, list]]:
+    """{page: {portable key: what it read of the run beside the history}} of every run a
+    build's pages trained or read (:meth:`RunStore._note`)."""
+    uses: dict = {}
+    for path in sorted((Path(store) / USES).glob("*.json")):
+        note = json.loads(path.read_text())
+        runs = uses.setdefault(note["page"], {})
+        runs[note["run"]] = sorted({*runs.get(note["run"], []), *note["keeps"]})
+    return uses
+
+
+def prune_runs(committed: Path, index: dict) -> dict | None:
+    """Remove from ``committed`` the runs of the indexed pages that none of those pages uses
+    (each page's ``runs`` in ``index``: what it trained or read in the build that indexed
+    it, :func:`used_runs`) — runs of settings no page has any more — and the kept results
+    (model, S, …) that no page reads. None, removing nothing, while an indexed page's uses
+    are unrecorded; runs of pages outside the index are left."""
+    pages = index["pages"]
+    if any("runs" not in entry for entry in pages.values()):
+        return None
+    needed: dict = {}
+    for entry in pages.values():
+        for key, keeps in entry["runs"].items():
+            needed.setdefault(key, set()).update(keeps)
+    removed = stripped = 0
+    for meta_path in run_records(committed):
+        meta = json.loads(meta_path.read_text())
+        if meta["page"] not in pages:
+            continue
+        if meta_path.stem not in needed:
+            for path in Path(committed).glob(f"{meta_path.stem}.*"):
+                path.unlink()
+            removed += 1
+        elif meta["kept"] and not needed[meta_path.stem]:
+            meta_path.with_suffix(".pt").unlink()
+            atomic_write_text(meta_path, json.dumps({**meta, "kept": []}, indent=1))
+            stripped += 1
+    return {"removed": removed, "stripped": stripped}
 
 
 def commit_runs(store: Path, committed: Path) -> dict:
