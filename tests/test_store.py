@@ -472,6 +472,31 @@ def test_a_check_build_trains_again_the_first_committed_run_of_each_method(tmp_p
     assert "within one seed's committed spread 0.5000" in said
 
 
+def test_a_second_refactor_keeps_the_pages_indexed_after_the_first(tmp_path, monkeypatch):
+    """Runs trained by code C0, proven the same as C1 and indexed under C1 (``make
+    commit-runs`` after the first refactor), then proven the same as C2: C1, which no run
+    was trained by, is the same as C2 through C0, so the page is still projected as read."""
+    from pusupport.book import committed as committed_index, same_numbers, store as stores
+    monkeypatch.setattr(committed_index, "page_at", lambda name, profile: page(name, tmp_path))
+    page("synthetic", tmp_path / "build").run()
+    reference, real = tmp_path / "reference", stores.code_version
+    committed = reference / "smoke" / "runs"
+    stores.commit_runs(tmp_path / "build" / "runs", committed)
+    (committed / "index.json").write_text(json.dumps(committed_index.runs_index("smoke", ["synthetic"])))
+    digests = {name: {"risk": "x"} for name in same_numbers.suite.RUNS}
+    old = json.loads(same_numbers.run_records(committed)[0].read_text())["trained"]["code"]
+    for today in ("'", "''"):                                # two refactors, one after the other
+        moved = lambda ref=None, methods=None, t=today: real(None, methods) + t   # noqa: E731
+        for module in (stores, committed_index, same_numbers):
+            monkeypatch.setattr(module, "code_version", moved)
+        rows = same_numbers.prove(committed, lambda commit: {**digests, same_numbers.suite.CODE: {
+            m: old if commit else moved(methods=[m]) for m in ("nnpu", "aapu")}})
+        assert all(r["proven"] for r in rows)
+        assert committed_index.pages_committed("smoke", reference) == {"synthetic"}, today
+        (committed / "index.json").write_text(json.dumps(committed_index.runs_index("smoke", ["synthetic"])))
+    assert same_numbers.older("nnpu", committed) == [old, real(None, ["nnpu"]) + "'"]
+
+
 def test_where_a_page_s_numbers_come_from_counts_every_run_even_of_one_label(tmp_path):
     """Two runs of one label (the prior page's P-vs-U classifiers, one per data set), one
     read and one trained now: the page's last line names both, each by its source."""

@@ -372,8 +372,8 @@ def runs_index(profile: str, pages=None) -> dict:
     (default: every page of the book), its fingerprint
     (:meth:`~pusupport.book.page.Page.fingerprint`), its plan (its runs as specified, less
     their labels: a choice outside the page's settings, such as the number of P-vs-U
-    halvings behind π, moves it) and the training code of each method it runs
-    (:func:`~pusupport.core.identity.code_version`) at the time."""
+    halvings behind π, moves it) and the training code of each method it trains (a view's,
+    nnPUSB's, is its run's: :func:`~pusupport.core.identity.code_version`) at the time."""
     names = [e["page"] for e in registry.book_pages() if pages is None or e["page"] in pages]
     return {"pages": {name: _trained_for(page_at(name, profile)) for name in names}}
 
@@ -382,7 +382,8 @@ def _trained_for(page) -> dict:
     plan = page.plan()
     return {"fingerprint": page.fingerprint(),
             "plan": fingerprint([{k: v for k, v in asdict(r).items() if k != "label"} for r in plan]),
-            "training_code": {m: code_version(methods=[m]) for m in sorted({r.method for r in plan})}}
+            "training_code": {m: code_version(methods=[m]) for m in sorted({r.method for r in plan})
+                              if get_method(m).view_of is None}}    # a view's code is its run's
 
 
 def pages_committed(profile: str, root: Path = REFERENCE) -> set:

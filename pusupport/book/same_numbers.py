@@ -46,6 +46,20 @@ def older(method: str, folder: Path | None) -> list[str]:
             if p["method"] == method and p["same_as"] == today]
 
 
+def _carried(earlier: list[dict], proofs: list[dict]) -> list[dict]:
+    """The code versions an earlier proof showed to train the same numbers as a version
+    proven today — that proof's today (what an index of then records) and the others it
+    kept: the same as today's too (each proof of today's ``proofs`` ``via`` it)."""
+    out = []
+    for method, then in sorted({(p["method"], p["same_as"]) for p in earlier}):
+        equal = {then} | {p["code"] for p in earlier if p["method"] == method and p["same_as"] == then}
+        proven = next((q for q in proofs if q["method"] == method and q["code"] in equal), None)
+        if proven is not None:
+            known = {q["code"] for q in proofs if q["method"] == method} | {proven["same_as"]}
+            out += [{**proven, "code": code, "via": proven["code"]} for code in sorted(equal - known)]
+    return out
+
+
 def reached(method: str) -> list[str]:
     """The suite runs (:data:`~pusupport.book.suite.RUNS`) whose numbers a run of ``method``
     can depend on: nnPU's and aaPU's on every model and path, and those of the methods it
@@ -92,6 +106,7 @@ def prove(folder: Path, suite_at=suite.at) -> list[dict]:
         proofs.append({"method": method, "code": old, "same_as": code_version(methods=[method]),
                        "commit": row["commit"], "suite_runs_equal": runs})
     path = Path(folder) / FILE
+    proofs += _carried(json.loads(path.read_text())["proofs"] if path.exists() else [], proofs)
     if proofs:
         atomic_write_text(path, json.dumps({"proofs": proofs}, indent=1) + "\n")
     else:
