@@ -44,7 +44,7 @@ import yaml
 
 from pusupport.book.committed import pages_committed
 from pusupport.book.registry import book_pages
-from pusupport.book.store import FRESH, checking
+from pusupport.book.store import FRESH, checking, committable, committed_runs
 from pusupport.book.timing import Heartbeat, Progress, probe, projected, slower
 from pusupport.data.files import DatasetNotFoundError
 
@@ -385,8 +385,9 @@ def main(argv=None) -> int:
         print(f"\nfailed pages: {', '.join(failed)} (the book was not built; each executed page, "
               f"with its error, is in {args.book_dir / 'pages'})", file=sys.stderr)
         return 1
-    trained = [p for p in (args.output_dir / "runs").glob("*.json") if p.stat().st_mtime >= started]
-    if trained and not args.dry_run:
+    trained = [p for p in (args.output_dir / "runs").glob("*.json") if p.stat().st_mtime >= started
+               and committable(p, committed_runs(args.profile)) is not None]   # not the prior page's
+    if trained and not args.dry_run:                                            # 24 MB estimator
         print(f"{len(trained)} runs trained by this build: `make commit-runs PROFILE={args.profile}` "
               "commits them with the book, so that the next build on any machine reads them", flush=True)
     if not args.no_build:

@@ -376,7 +376,8 @@ def test_commit_runs_removes_the_runs_no_page_uses_any_more_and_the_models_none_
     page reads any more is dropped, its history kept; an index from before uses were
     recorded prunes nothing."""
     import importlib.util
-    from pusupport.book import committed as committed_runs
+    from pusupport.book import committed as committed_runs, store as stores
+    from pusupport.book.same_numbers import run_records
     spec = importlib.util.spec_from_file_location("commit_runs", ROOT / "book" / "commit_runs.py")
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
@@ -395,7 +396,10 @@ def test_commit_runs_removes_the_runs_no_page_uses_any_more_and_the_models_none_
                        if p.name != "index.json"}
     page("synthetic", tmp_path / "one").run()
     biased.train(data, cfg)
+    stored = run_records(tmp_path / "one" / "runs")
+    assert all(stores.committable(p, folder) is not None for p in stored)
     index, runs = commit("one")
+    assert all(stores.committable(p, folder) is None for p in stored)      # nothing left to commit
     assert set(index) == {"synthetic", "biased_selection"} and len(runs) == 3
     old = set(index["synthetic"]["runs"])
     assert old <= set(runs) and len(old) == 2
@@ -409,6 +413,12 @@ def test_commit_runs_removes_the_runs_no_page_uses_any_more_and_the_models_none_
     index, runs = commit("three")
     assert "0 runs no page uses removed, 1 kept models no page reads" in capsys.readouterr().out
     assert runs[model]["kept"] == [] and not (folder / f"{model}.pt").exists() and len(runs) == 3
+    with_model = next(p for p in stored if json.loads(p.read_text())["page"] == "biased_selection")
+    assert stores.committable(with_model, folder) is not None                # its model would be new
+    largest = stores.MAX_KEPT
+    monkeypatch.setattr(stores, "MAX_KEPT", 0)                  # unless too large to commit: then a
+    assert stores.committable(with_model, folder) is None       # build that trained it has nothing to say
+    monkeypatch.setattr(stores, "MAX_KEPT", largest)
     del index["biased_selection"]["runs"]                            # an index from before
     (folder / "index.json").write_text(json.dumps({"pages": index}))
     page("synthetic", tmp_path / "four").run()

@@ -374,6 +374,21 @@ def prune_runs(committed: Path, index: dict) -> dict | None:
     return {"removed": removed, "stripped": stripped}
 
 
+def committable(meta_path: Path, committed: Path | None) -> dict | None:
+    """The record to commit of a stored run (``meta_path``): what it keeps left out beyond
+    :data:`MAX_KEPT`; None where ``committed`` holds it already, evaluated as often and
+    keeping as much."""
+    meta = json.loads(Path(meta_path).read_text())
+    if meta["kept"] and Path(meta_path).with_suffix(".pt").stat().st_size > MAX_KEPT:
+        meta["kept"] = []
+    target = Path(committed) / f"{meta['portable']}.json" if committed is not None else None
+    if target is not None and target.exists():
+        there = json.loads(target.read_text())
+        if set(meta["evaluated"]) <= set(there["evaluated"]) and set(meta["kept"]) <= set(there["kept"]):
+            return None
+    return meta
+
+
 def commit_runs(store: Path, committed: Path) -> dict:
     """Copy the runs of a build's run ``store`` trained by today's training code into
     ``committed`` under their portable keys (:func:`run_key`): the history as
@@ -402,14 +417,9 @@ def commit_runs(store: Path, committed: Path) -> dict:
         meta = json.loads(meta_path.read_text())
         if not today(meta):
             continue
-        key, kept = meta["portable"], meta_path.with_suffix(".pt")
-        if meta["kept"] and kept.stat().st_size > MAX_KEPT:
-            meta["kept"] = []
-        target = committed / f"{key}.json"
-        if target.exists():
-            there = json.loads(target.read_text())
-            if set(meta["evaluated"]) <= set(there["evaluated"]) and set(meta["kept"]) <= set(there["kept"]):
-                continue
+        if (meta := committable(meta_path, committed)) is None:
+            continue
+        key, kept, target = meta["portable"], meta_path.with_suffix(".pt"), committed / f"{meta['portable']}.json"
         csv = meta_path.with_suffix(".csv").read_bytes()
         with replacing(committed / f"{key}.csv.gz") as tmp:
             Path(tmp).write_bytes(gzip.compress(csv, mtime=0))
