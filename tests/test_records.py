@@ -33,3 +33,26 @@ def test_a_reading_verbatim_when_error_and_ranking_disagree_and_agree():
         "0.8750); worse average precision (0.5000 against 0.6250). Error and ranking agree: uPU both "
         "orders the test points better and thresholds them better.")
     assert reading({"methods": {"aapu": {}, "nnpu": {}}}) == ""
+
+
+def test_a_history_s_float32_columns_are_written_short_and_read_back_number_for_number():
+    """Columns whose every value is a float32 (NaN included) are written in float32's
+    shortest digits and read back to the same float64 numbers; others keep every digit."""
+    import io
+
+    import numpy as np
+    import pandas as pd
+    from pusupport.book.records import history_csv, read_history
+    rng = np.random.default_rng(0)
+    risk = rng.normal(size=50).astype(np.float32).astype(np.float64)
+    risk[[3, 7]] = [np.nan, float(np.float32(3e-39))]                 # a NaN, a subnormal
+    history = pd.DataFrame({"method": "aapu", "seed": 0, "epoch": np.arange(1, 51), "risk": risk,
+                            "test_error": rng.integers(0, 7, 50) / 7, "never": np.nan,
+                            "purity": np.float32(0.1).item()})
+    text, float32 = history_csv(history)
+    assert float32 == ["risk", "never", "purity"]
+    assert len(text) < 0.85 * len(history.to_csv(index=False)) and ",0.1\n" in text
+    back = read_history(io.StringIO(text), float32)
+    assert back.equals(history) and list(back.dtypes) == list(history.dtypes)
+    assert not read_history(io.StringIO(text)).equals(history)        # read as written: other numbers
+    assert history_csv(history[["method", "epoch"]]) == (history[["method", "epoch"]].to_csv(index=False), [])
