@@ -56,3 +56,23 @@ def test_a_history_s_float32_columns_are_written_short_and_read_back_number_for_
     assert back.equals(history) and list(back.dtypes) == list(history.dtypes)
     assert not read_history(io.StringIO(text)).equals(history)        # read as written: other numbers
     assert history_csv(history[["method", "epoch"]]) == (history[["method", "epoch"]].to_csv(index=False), [])
+
+
+def test_a_column_whose_short_digits_would_not_read_back_keeps_every_digit(monkeypatch):
+    """The check after writing: were a float32 column's short digits read back as another
+    number (say, a reader rounding differently), that column is written again in full."""
+    import io
+
+    import numpy as np
+    import pandas as pd
+    from pusupport.book import records
+    history = pd.DataFrame({"epoch": [1, 2], "risk": [np.float32(0.1).item(), np.float32(0.2).item()],
+                            "purity": [0.5, 0.25]})
+    real = records.read_history
+
+    def misread(path, float32=()):                  # the short digits of "risk" read back wrong
+        back = real(path, float32)
+        return back.assign(risk=back.risk + 1) if "risk" in float32 else back
+    monkeypatch.setattr(records, "read_history", misread)
+    text, float32 = records.history_csv(history)
+    assert float32 == ["purity"] and real(io.StringIO(text), float32).equals(history)
