@@ -13,6 +13,17 @@ def float64():
     torch.set_default_dtype(old)
 
 
+@pytest.fixture
+def computed_afresh():
+    """Code meanings and data checksums computed by this test, none kept from an earlier one:
+    what the identity's tests check runs in them (a mutation run forks every mutant from a
+    process that has run the tests once, its caches full)."""
+    from pusupport.core import identity
+    identity.meaning.cache_clear()
+    identity._shown.cache_clear()
+    identity._SUMS.clear()
+
+
 def pytest_collection_modifyitems(items):
     """`make test` sends each test file to a worker whole (``--dist loadscope``), and each
     test class whole: the `paper` dry run is two classes, one half of the pages each. Classes

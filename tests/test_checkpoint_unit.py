@@ -13,6 +13,7 @@ from pusupport.core import checkpoint, identity
 from pusupport.core.config import TrainConfig
 from pusupport.core.sparse import SparseRows
 
+pytestmark = pytest.mark.usefixtures("computed_afresh")
 CFG = TrainConfig(method="aapu", epochs=6, select_from=3, lr=1e-3, checkpoint_dir="unused")
 
 

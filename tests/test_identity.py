@@ -12,6 +12,7 @@ from pusupport.core import checkpoint, identity, runtime
 from pusupport.core.config import TrainConfig
 from pusupport.data import synthetic
 
+pytestmark = pytest.mark.usefixtures("computed_afresh")
 CFG = TrainConfig(method="aapu", epochs=6, select_from=3, n_select=2, progress=False)
 DATA = [synthetic(0, n_labeled=10, n_unlabeled=40, n_test=20)]
 
@@ -190,3 +191,29 @@ def test_a_method_s_code_is_the_package_less_the_baselines_no_run_of_it_executes
     assert "nnpu" not in identity._registered(sources)       # the paper's methods: core/methods.py
     every = list(identity._registered(sources))              # every baseline's runs: the whole package
     assert identity.code_version(methods=every) == identity.code_version()
+
+
+def test_a_checksum_is_computed_once_while_its_tensors_live_unmodified(monkeypatch):
+    """A store keys every run by its data's checksum, kept while the same tensors live
+    unmodified: a second call hashes nothing; other tensors with the same bytes, an
+    in-place change or a tensor made in inference mode (no version counter) hash again; a
+    tensor's end forgets its entry."""
+    import gc
+    import hashlib
+    calls, real = [], hashlib.sha256
+    monkeypatch.setattr(identity.hashlib, "sha256", lambda *a: calls.append(1) or real(*a))
+    x, y = torch.arange(6.0).reshape(2, 3), torch.ones(4)
+    first = identity.checksum(x, y)
+    assert len(first) == 16 and len(calls) == 1
+    assert identity.checksum(x, y) == first and len(calls) == 1              # kept
+    assert identity.checksum(x.clone(), y) == first and len(calls) == 2      # the same bytes
+    x.add_(1)
+    assert identity.checksum(x, y) != first and len(calls) == 3              # changed in place
+    with torch.inference_mode():
+        z = torch.ones(2)
+    assert identity.checksum(z) == identity.checksum(z) and len(calls) == 5  # every time
+    key = (id(x), id(y))
+    assert key in identity._SUMS
+    del x
+    gc.collect()
+    assert key not in identity._SUMS                                          # forgotten with x
