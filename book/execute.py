@@ -385,9 +385,10 @@ def main(argv=None) -> int:
         print(f"\nfailed pages: {', '.join(failed)} (the book was not built; each executed page, "
               f"with its error, is in {args.book_dir / 'pages'})", file=sys.stderr)
         return 1
+    committed = committed_runs(args.profile)
     trained = [p for p in (args.output_dir / "runs").glob("*.json") if p.stat().st_mtime >= started
-               and committable(p, committed_runs(args.profile)) is not None]   # not the prior page's
-    if trained and not args.dry_run:                                            # 24 MB estimator
+               and committable(p, committed) is not None]       # not the prior page's 24 MB estimator
+    if trained and not args.dry_run:
         print(f"{len(trained)} runs trained by this build: `make commit-runs PROFILE={args.profile}` "
               "commits them with the book, so that the next build on any machine reads them", flush=True)
     if not args.no_build:
