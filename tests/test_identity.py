@@ -27,6 +27,11 @@ PRESENTATION = {
     "a risk's docstring": ("core/risks.py", "Non-negative PU risk (Kiryo et al. 2017; paper Eq. 9).",
                            "Kiryo et al.'s non-negative PU risk (paper Eq. 9)."),
     "an error's words": ("core/training.py", "training diverged —", "the training diverged —"),
+    "a presentation field declared": (
+        "core/methods.py", 'criterion: str = field(default="", metadata=SHOWN)',
+        'criterion: str = field(default="", metadata=SHOWN)\n    note: str = field(default="n", metadata=SHOWN)'),
+    "a run's progress postfix": ("core/training.py", '{"S": len(selected[0])}', '{"|S|": len(selected[0])}'),
+    "a run's resume message": ("core/training.py", ": resumed from epoch", ": went on from epoch"),
 }
 #: Edits that change numbers.
 NUMBERS = {
@@ -96,6 +101,23 @@ def test_meaning_leaves_out_comments_docstrings_layout_and_error_words_only():
     shown = 'Method("m", "M", "prose", risk=r, color="#fff", source="s", departures=(1,))'
     assert identity.meaning(shown) == identity.meaning('Method("m", "N", "other", risk=r)')
     assert identity.meaning(shown) != identity.meaning('Method("m", "M", "prose", risk=q)')
+
+
+def test_what_only_shows_is_left_out_and_a_call_that_could_move_a_number_is_not():
+    """Printed lines, a bar's postfix and its display options, a presentation field's
+    declaration: left out. A shown line that also calls something else (it may draw a random
+    number), and a field that is not shown: kept."""
+    same = identity.meaning
+    assert same("x = g(1)\nprint(f'at {len(s)}')\n") == same("x = g(1)\n")
+    assert same("bar.set_postfix(S=len(s), e=f'{e:.4f}')\nx = 1\n") == same("x = 1\n")
+    assert same("if x:\n    print(x)\n") == same("if x:\n    print(x, 'more')\n")
+    assert same("print(torch.rand(1))\n") != same("")
+    assert same("bar.set_postfix(S=next(it))\n") != same("")
+    assert same("bar = progress(e, on, desc=name, leave=False)\n") == same("bar = progress(e, on)\n")
+    assert same("bar = progress(e, on)\n") != same("bar = progress(f, on)\n")
+    shown = "class M:\n    a: int = 1\n    label: str = field(default='x', metadata=SHOWN)\n"
+    assert same(shown) == same("class M:\n    a: int = 1\n")
+    assert same("class M:\n    a: int = field(default=1)\n") != same("class M:\n    pass\n")
 
 
 def test_the_canonical_form_is_fixed_text():

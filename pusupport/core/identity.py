@@ -62,6 +62,17 @@ def _shown() -> tuple[frozenset, frozenset]:
     return frozenset(i for i, n in enumerate(names) if n in shown), frozenset(shown)
 
 
+#: Calls that only show (printed words, a progress bar's postfix), and the calls their
+#: arguments may make and still leave them without an effect on a number.
+SHOWS = ("print", "set_postfix", "set_description")
+PURE = ("len", "str", "int", "float", "round", "format", "dict", "min", "max", "abs", "isnan")
+
+
+def _called(call) -> str | None:
+    """The name a call calls: ``f`` of ``f(…)`` and of ``module.f(…)``."""
+    return getattr(call.func, "id", getattr(call.func, "attr", None))
+
+
 def _is_text(node) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
@@ -83,13 +94,31 @@ class _Meaning(ast.NodeTransformer):
                 part.args = [a for a in part.args if not (_is_text(a) or isinstance(a, ast.JoinedStr))]
         return node
 
-    def visit_Call(self, node):             # a method's presentation
+    def visit_AnnAssign(self, node):        # a presentation field's declaration
+        value = node.value
+        if (isinstance(value, ast.Call) and getattr(value.func, "id", None) == "field"
+                and any(k.arg == "metadata" and getattr(k.value, "id", None) == "SHOWN"
+                        for k in value.keywords)):
+            return None
+        return node
+
+    def visit_Expr(self, node):             # a line that only shows: printed, or a bar's postfix
+        call = node.value
+        if (isinstance(call, ast.Call) and _called(call) in SHOWS
+                and all(_called(c) in PURE for c in ast.walk(call) if c is not call
+                        and isinstance(c, ast.Call))):
+            return None
+        return self.generic_visit(node)
+
+    def visit_Call(self, node):             # a method's presentation, a progress bar's display
         self.generic_visit(node)
-        called = getattr(node.func, "id", getattr(node.func, "attr", None))
+        called = _called(node)
         if called == "Method":
             at, names = _shown()
             node.args = [ast.Constant(None) if i in at else a for i, a in enumerate(node.args)]
             node.keywords = [k for k in node.keywords if k.arg not in names]
+        elif called == "progress":
+            node.keywords = []
         return node
 
 

@@ -28,7 +28,7 @@ from .evaluation import (Scored, ULosses, final_wrong, test_metrics, thresholds,
                          view_errors)
 from .methods import Batch, EpochEnd, optimiser_at
 from .models import full_precision
-from .progress import progress
+from .progress import progress, run_label
 from .runtime import resolve, resolve_device
 from .selection import SelectedSet
 from .stacking import NotStackable
@@ -159,8 +159,7 @@ def fit(datas: list[PUData], seeds: list[int], cfgs: TrainConfig | list[TrainCon
         u_losses, first = saved["u_losses"], saved["epoch"] + 1
         offset = rows[0][-1]["wall_time"]
     start_time = time.perf_counter() - offset
-    label = (f"{cfg.method} seed {seeds[0]}" if K == 1 else f"{cfg.method} × {K} seeds"
-             if len(groups) == 1 else f"{len(groups)} runs, {K} members")
+    label = run_label(cfg.method, seeds, len(groups))
     if first > 1 and not branch:
         print(f"{label}: resumed from epoch {first - 1} of {cfg.epochs} ({path})")
     epochs = [e for e in cfg.visited_epochs(first) if stop is None or e <= stop]
