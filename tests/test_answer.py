@@ -117,17 +117,27 @@ def test_the_records_answer_covers_the_test_set_and_the_threshold(tmp_path):
 
 
 def test_each_comparison_page_opens_with_its_part_of_the_answer(tmp_path):
-    from pusupport.book.answer import record_answer
-    said = record_answer("real_fashion_mnist")
-    assert said.startswith("**Where the difference comes from**") and "10 seeds" in said
-    assert "aaPU − nnPU at nnPUSB's threshold: +0.0321" in said and "ROC AUC" in said
-    assert record_answer("synthetic").endswith("from the clamp records committed beside this one.")
+    """Each comparison page shows first — its first cell after the parameters — the summary's
+    answer for its data set alone, in the summary's words and from the same records."""
+    import re
     import shutil
+    from pathlib import Path
+    from pusupport.book.answer import page_answer
     from pusupport.book.reference import REFERENCE
+    said = page_answer("real_fashion_mnist", tmp_path)
+    assert said.startswith("**Does aaPU's selection help?**") and "Fashion-MNIST: a gain of Δ ruled out" in said
+    assert "+0.0321 [+0.0250, +0.0391], higher, shown" in said and "ROC AUC" in said
+    assert "20 News" not in said and "CIFAR-10" not in said
+    assert "the clamp alone moves nnPU by -0.0109" in page_answer("synthetic", tmp_path)
     alone = tmp_path / "reference"                                    # no clamp record beside it
     shutil.copytree(REFERENCE / "paper" / "synthetic", alone / "paper" / "synthetic")
-    assert record_answer("synthetic", alone).endswith("is judged on the readings page.")
-    assert record_answer("real_cifar100") == ""                       # nothing committed
+    assert page_answer("synthetic", tmp_path, alone).endswith("is judged on the readings page.")
+    assert page_answer("real_cifar100", tmp_path) == ""                # nothing committed
+    for notebook in ("synthetic", "real_data"):
+        text = (Path(__file__).resolve().parents[1] / "notebooks" / f"{notebook}.md").read_text()
+        cells = re.findall(r"```\{code-cell\} ipython3\n(.*?)```", text, re.S)
+        first = next(i for i, c in enumerate(cells) if c.startswith(":tags: [parameters]"))
+        assert "page_answer(page.name" in cells[first + 1], notebook
 
 
 def test_the_readme_says_what_the_records_judge():

@@ -185,12 +185,12 @@ def clamped(page: str, root: Path = REFERENCE) -> pd.DataFrame | None:
     return pd.concat(parts, ignore_index=True)
 
 
-def answer_table(output_dir, root: Path = REFERENCE) -> pd.DataFrame:
-    """Every data set's family: the committed paper-scale records (the threshold's part, and
-    the clamp's where a clamp record is committed beside), else for the synthetic task's
-    clamp this build's readings page, each row saying where it comes from."""
+def answer_table(output_dir, root: Path = REFERENCE, pages=RECORDS) -> pd.DataFrame:
+    """Every data set's family (of ``pages``): the committed paper-scale records (the
+    threshold's part, and the clamp's where a clamp record is committed beside), else for the
+    synthetic task's clamp this build's readings page, each row saying where it comes from."""
     parts = []
-    for page in RECORDS:
+    for page in pages:
         found = committed(page, "paper", root)
         if not found.current:
             continue
@@ -202,7 +202,7 @@ def answer_table(output_dir, root: Path = REFERENCE) -> pd.DataFrame:
             parts.append(family.assign(data=page, **{"data set": NAMES[page]},
                                        source="committed at the paper's settings, each rule"))
     readings = Path(output_dir) / "readings"
-    if (readings / "history.csv").exists() and clamped("synthetic", root) is None:
+    if "synthetic" in pages and (readings / "history.csv").exists() and clamped("synthetic", root) is None:
         summary = json.loads((readings / "summary.json").read_text())
         family = judge_family(read_history(readings / "history.csv"), THE_CLAMP, summary)
         parts.append(family.assign(data="synthetic", **{"data set": NAMES["synthetic"]},
@@ -285,26 +285,21 @@ def answer_text(table: pd.DataFrame, claimed: dict) -> str:
     return text
 
 
-def record_answer(page: str, root: Path = REFERENCE) -> str:
-    """Markdown: this data set's part of the summary's answer, from its record committed at
-    the paper's settings — the threshold's part beside the claim judged above it, and the
-    ranking (ROC AUC) — or "" where there is none."""
-    found = committed(page, "paper", root)
-    family = (judge_family(found.history, AT_THE_PAPERS_SCALE, found.summary)
-              if found.current else pd.DataFrame())
-    rows = family.to_dict("records")
-    text = ""
-    if len(rows) > 1:
-        text = ("**Where the difference comes from** (this data set's part of the summary's answer: "
-                f"{rows[0]['seeds']} seeds, the comparisons judged as one family, a negative "
-                "difference: the first lower): " + "; ".join(
-                    f"{r['label']}: {_said(r)} ({r['what']})" for r in rows[1:])
-                + f". aaPU's ROC AUC, which no threshold moves, minus nnPU's: {rows[0]['ROC AUC']}.")
-    if page == "synthetic" and found.current:
-        text += (" The clamp's part — max(0, ·) read as a plain clamp — is judged in the summary's answer, "
-                 "from the clamp records committed beside this one." if clamped(page, root) is not None else
-                 " The clamp's part — max(0, ·) read as a plain clamp — is judged on the readings page.")
-    return text.strip()
+def page_answer(page: str, output_dir, root: Path = REFERENCE) -> str:
+    """Markdown: the summary's answer (:func:`answer_text`) for ``page``'s data set alone, in
+    the summary's words and from the same records, that a comparison page opens with; "" where
+    no record at the paper's settings is committed."""
+    from .committed import verdict_column
+    from .registry import book_claims
+    table = answer_table(output_dir, root, pages=(page,))
+    if table.empty:
+        return ""
+    claims = [p for _, p in book_claims() if p == page]
+    text = answer_text(table, dict(zip(claims, verdict_column("paper", root, pages=(page,)))))
+    if page == "synthetic" and _row(table, page, "the clamp in nnPU") is None:
+        text += ("\n\nmax(0, ·) read as a plain clamp, the other reading of the paper's "
+                 "objective, is judged on the readings page.")
+    return text
 
 
 #: The README's names of the records (CIFAR-100's: none is committed yet).

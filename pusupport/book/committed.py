@@ -207,11 +207,13 @@ def with_paper_settings(table: pd.DataFrame, root: Path = REFERENCE) -> pd.DataF
     return table.assign(**{AT_PAPER: verdict_column("paper", root)})
 
 
-def verdict_column(profile: str = "paper", root: Path = REFERENCE) -> list[str]:
-    """For each of the book's claims, its verdict on the results committed at ``profile``
-    ("n of N seeds" where fewer than the page plans), or why there is none."""
+def verdict_column(profile: str = "paper", root: Path = REFERENCE, pages=None) -> list[str]:
+    """For each of the book's claims (of ``pages``, default all), its verdict on the results
+    committed at ``profile`` ("n of N seeds" where fewer than the page plans), or why there is none."""
     out = []
     for claim, page in registry.book_claims():
+        if pages is not None and page not in pages:
+            continue
         found = committed(page, profile, root)
         if not found.current:
             out.append(NOT_RUN if found.status == "missing" else f"stale: recompute with "
