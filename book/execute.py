@@ -43,6 +43,8 @@ import papermill
 import yaml
 
 from pusupport.book.committed import pages_committed
+from pusupport.book.records import shown_path
+from pusupport.book.reference import REFERENCE
 from pusupport.book.registry import book_pages
 from pusupport.book.store import FRESH, checking, committable, committed_runs
 from pusupport.book.timing import Heartbeat, Progress, probe, projected, slower
@@ -389,8 +391,12 @@ def main(argv=None) -> int:
     trained = [p for p in (args.output_dir / "runs").glob("*.json") if p.stat().st_mtime >= started
                and committable(p, committed) is not None]       # not the prior page's 24 MB estimator
     if trained and not args.dry_run:
-        print(f"{len(trained)} runs trained by this build: `make commit-runs PROFILE={args.profile}` "
-              "commits them with the book, so that the next build on any machine reads them", flush=True)
+        books = (REFERENCE / args.profile / "runs").is_dir() and not given   # the book's own runs
+        print(f"{len(trained)} runs trained by this build" + (
+            f": `make commit-runs PROFILE={args.profile}` commits them with the book, so that the next "
+            "build on any machine reads them" if books else
+            f", kept in {shown_path(args.output_dir / 'runs')}: a build here with the same settings reads them"),
+            flush=True)
     if not args.no_build:
         build(args.book_dir)
     return 0

@@ -109,6 +109,16 @@ def test_explicit_parameters_override_and_are_reported():
     assert exp.changes()["seeds"][0] == [3, 4]
 
 
+def test_a_short_profile_s_epochs_given_leave_the_page_runnable():
+    """epochs=8 at `smoke` (its first selection at 6) runs; only the cost at the paper's
+    settings, where the first selection is at 200, is then not priced, and says why."""
+    page = resolve_page("synthetic", **params("synthetic", profile="smoke", epochs=8, seeds=[0, 1]))
+    assert page.train_config("aapu", 0).select_from == 6
+    said = page.describe()
+    assert "cost at paper: not priced, since with epochs=8 the paper's settings are invalid" in said
+    assert "cost at paper: not priced" not in resolve_page("synthetic", **params("synthetic", profile="smoke")).describe()
+
+
 def test_lr_and_checkpoints_are_parameters_and_describe_says_how_runs_run(tmp_path):
     exp = resolve_page("synthetic", **params("synthetic", profile="cpu", lr=1e-3, checkpoints=True,
                                              output_dir=str(tmp_path)))

@@ -248,7 +248,7 @@ class Page:
             notes.append("precision: bf16 autocast, scores and risks in float32 (the paper states "
                          "no precision; this book's choice for speed)")
         if self.experiment.plan:
-            notes.append(price(self.experiment.runs(self.params.get("dataset"), parameters=self.explicit)).describe())
+            notes.append(self._paper_cost())
         if self.dataset == "synthetic":
             notes.append("π = 0.4387, the generating process's P(x₂ > sin x₁) (the paper states "
                          "0.4412, the positive fraction of its own sample)")
@@ -258,6 +258,16 @@ class Page:
                          "whole training set, P included), so π is that sample's positive "
                          "fraction")
         return notes
+
+    def _paper_cost(self) -> str:
+        """What the plan costs at the paper's settings with this page's parameters, or why it
+        is not priced (a parameter given for a short profile, e.g. epochs=8, can leave the
+        paper's settings invalid: its first selection at epoch 200)."""
+        try:
+            return price(self.experiment.runs(self.params.get("dataset"), parameters=self.explicit)).describe()
+        except ValueError as error:
+            given = ", ".join(f"{k}={v}" for k, v in self.explicit.items())
+            return f"cost at paper: not priced, since with {given} the paper's settings are invalid ({error})"
 
     def _where(self) -> str:
         """How the runs run, whether they checkpoint, and where data are read from."""
