@@ -47,7 +47,7 @@ from pusupport.book.records import shown_path
 from pusupport.book.reference import REFERENCE
 from pusupport.book.registry import book_pages
 from pusupport.book.store import FRESH, checking, committable, committed_runs
-from pusupport.book.timing import Heartbeat, Progress, probe, projected, slower
+from pusupport.book.timing import Heartbeat, Progress, minutes, probe, projected, projection, slower
 from pusupport.data.files import DatasetNotFoundError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -229,16 +229,16 @@ def run_serial(selected: list[dict], kwargs: dict, progress: Progress) -> dict:
 
 
 def run_ray(selected: list[dict], kwargs: dict, workers: int, earlier: dict,
-            factor: float = 1.0, read=()) -> tuple[dict, dict]:
+            factor: float = 1.0, read=(), reads: dict | None = None) -> tuple[dict, dict]:
     """Execute the pages as Ray tasks in :func:`schedule`'s order, each once the pages it
     reads have ended, a progress line after each page and at least once a minute (its time
-    left not counting the pages that ``read`` the committed runs); return
+    left counting the pages that ``read`` the committed runs by their read times ``reads``); return
     ({page: seconds}, {failed page: error})."""
     from pusupport.book import cluster
     task = cluster.start(workers, kwargs["device"])
     print(f"Ray: every task gets {task}", flush=True)
     order = schedule(selected, earlier, read)
-    progress = Progress(len(order), 0, [], earlier, workers, factor, reading=read)
+    progress = Progress(len(order), 0, [], earlier, workers, factor, reading=read, read_times=reads)
     progress.left = [p["page"] for p in order]
     progress.running = progress.left[:workers]
     with Heartbeat(progress.beat):
@@ -275,6 +275,13 @@ def earlier_times(timed: Path, profile: str) -> dict:
         return json.loads(timed.read_text())
     reference = Path(str(REFERENCE_TIMES).format(profile=profile))
     return json.loads(reference.read_text())["pages"] if reference.exists() else {}
+
+
+def read_times(profile: str) -> dict:
+    """{page: seconds} that each page took to read its committed runs in the committed
+    reference build that only read (``"reading"``), else nothing."""
+    reference = Path(str(REFERENCE_TIMES).format(profile=profile))
+    return json.loads(reference.read_text()).get("reading", {}) if reference.exists() else {}
 
 
 def timed_as(page: str, given: dict) -> str:
@@ -362,19 +369,23 @@ def main(argv=None) -> int:
         os.environ[FRESH] = "1"                      # the pages' kernels inherit it
     read = pages_committed(args.profile) & set(names) if not (args.dry_run or checking()) else set()
     training = [p for p in names if p not in read]
-    print(projected(earlier, training, args.workers, factor, source)
-          + (f" (the pages that train); {len(read)} pages read their runs from the book's committed "
-             "runs" if read else "")
+    reads = {p: t for p, t in read_times(args.profile).items() if p in read}
+    print((projected(earlier, training, args.workers, factor, source) if training else "projected: no page trains")
+          + (" (the pages that train)" if training and read else "")
+          + (f"; {len(read)} page{'s' * (len(read) > 1)} read their runs from the book's committed runs"
+             if read else "")
+          + (f", about {minutes(projection(reads, list(reads), args.workers))} by the times they "
+             "took to read them in the committed reference build" if reads else "")
           + ("; at most: a check trains only the first run of each method that a page reads from "
              "the committed runs" if checking() else "")
           + ("; then the HTML build" if not args.no_build and any(p in earlier for p in names) else ""),
           flush=True)
     started = time.time()
     if args.workers > 1 or os.environ.get("RAY_ADDRESS"):
-        times, failed = run_ray(selected, kwargs, args.workers, earlier, factor, read)
+        times, failed = run_ray(selected, kwargs, args.workers, earlier, factor, read, reads)
     else:
         selected = schedule(selected, earlier, read)
-        progress = Progress(len(selected), 0, [], earlier, 1, factor, reading=read)
+        progress = Progress(len(selected), 0, [], earlier, 1, factor, reading=read, read_times=reads)
         progress.left = [p["page"] for p in selected]
         times = run_serial(selected, kwargs, progress)
     (args.output_dir).mkdir(parents=True, exist_ok=True)

@@ -116,6 +116,18 @@ def test_pages_reading_committed_runs_neither_count_nor_set_the_pace():
     assert progress.took == progress.said == 0.0
 
 
+def test_pages_reading_committed_runs_count_by_their_read_times_where_measured():
+    """A fresh clone reads 14 pages' runs: the time left counts each by the time it took to
+    read them (unscaled, setting no pace), and only a page without one is left out."""
+    progress = execute.Progress(4, 0, [], {"r1": 900, "r2": 900, "c": 600}, 2, factor=2.0,
+                                reading=["r1", "r2", "r3"], read_times={"r1": 60, "r2": 180, "c": 5})
+    assert progress("r1", 50.0, ["r2", "r3", "c"]).endswith(
+        "about 12 min left by earlier page times (1 page reading committed runs, not counted)")
+    assert progress.took == progress.said == 0.0
+    reads = execute.read_times("cpu")
+    assert set(reads) == execute.pages_committed("cpu") and all(0 < t < 120 for t in reads.values())
+
+
 def test_a_page_running_past_its_earlier_time_says_so_instead_of_a_minute_left(monkeypatch):
     from pusupport.book import timing
     clock = iter([0.0, 700.0])

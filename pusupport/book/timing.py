@@ -97,13 +97,15 @@ class Progress:
     earlier page times (× ``factor``: this machine against the one that timed them, then
     × how much longer the pages ended so far took than those times said), about how long
     (the left pages' times over the workers); :meth:`beat`, the line in between. Pages
-    ``reading`` the committed runs are left out of the estimate, their earlier times being
-    those of a build that trained them."""
+    ``reading`` the committed runs count by ``read_times`` (seconds a page took to read its
+    runs, as measured; neither scaled nor setting the pace), not by their earlier times, those
+    of a build that trained them; one without a read time is left out, and the line says so."""
 
     def __init__(self, total: int, done: int, later: list, earlier: dict, workers: int,
-                 factor: float = 1.0, reading=()):
+                 factor: float = 1.0, reading=(), read_times: dict | None = None):
         self.total, self.done, self.later, self.workers = total, done, later, workers
         self.reading = set(reading)             # their earlier times were spent training
+        self.read_times = {p: t for p, t in (read_times or {}).items() if p in self.reading}
         self.earlier = {p: t for p, t in earlier.items() if p not in self.reading}
         self.factor, self.running, self.left = factor, [], list(later)
         self.since, self.took, self.said = time.perf_counter(), 0.0, 0.0
@@ -135,17 +137,18 @@ class Progress:
         """About how long the pages left take, less ``spent`` on those of them running."""
         left = self.left or self.running
         known = [p for p in left if p in self.earlier]
-        reading = sum(p in self.reading for p in left)
-        untimed = len(left) - len(known) - reading
+        read = [p for p in left if p in self.read_times]
+        reading = sum(p in self.reading for p in left) - len(read)
+        untimed = len(left) - len(known) - len(read) - reading
         apart = "; ".join([f"{_pages(reading)} reading committed runs"] * bool(reading)
                           + [f"{_pages(untimed)} not timed before"] * bool(untimed))
         apart = f" ({apart}, not counted)" if apart else ""
-        if not known:
+        if not known and not read:
             return f"no earlier page times{apart}"
         pace = self.took / self.said if self.said else 1.0
-        counted = sum(p in self.earlier for p in self.running)    # the workers ``spent`` counts
+        counted = sum(p in self.earlier or p in self.read_times for p in self.running)  # ``spent`` counts
         seconds = (projection(self.earlier, known, self.workers, self.factor * pace)
-                   - spent * counted / self.workers)
+                   + projection(self.read_times, read, self.workers) - spent * counted / self.workers)
         if seconds < 0:
             return f"{minutes(-seconds)} longer than earlier page times said: no estimate{apart}"
         return f"about {max(1, round(seconds / 60))} min left by earlier page times{apart}"
