@@ -512,3 +512,14 @@ def test_a_table_without_a_test_split_says_it_holds_a_fifth_out(tmp_path, capsys
     np.savez(tmp_path / "t.npz", x=np.zeros((10, 2), np.float32), y=np.arange(10) % 2,
              x_test=np.zeros((4, 2), np.float32), y_test=np.arange(4) % 2)
     assert not load_own(features=tmp_path / "t.npz").held_out
+
+
+@pytest.mark.parametrize("typed", ["--rankng", "--rankin"])
+def test_an_option_is_known_by_its_whole_name_and_a_near_miss_names_the_option(capsys, tmp_path, typed):
+    """``--rankin`` is not taken for ``--ranking`` (a run would start with the option the user
+    did not mean to give), and either near miss is answered with the option's name."""
+    with pytest.raises(SystemExit) as ended:
+        main(["train", "--features", str(tmp_path / "t.csv"), "--out", str(tmp_path / "m.pt"), typed, "r.csv"])
+    assert ended.value.code == 2
+    said = capsys.readouterr().err.strip().splitlines()[-1]
+    assert said == f"pusupport: error: unrecognized arguments: {typed} r.csv ({typed}: did you mean --ranking?)"

@@ -189,4 +189,4 @@ def test_options_of_one_mode_are_refused_in_the_other(tmp_path, capsys, digits_p
     assert "--ranking" in msg and "is also the input --features" in msg
     msg = error_of(capsys, "train", "--features", table, "--label-column", "s", "--ranking", tmp_path / "m.pt",
                    "--out", tmp_path / "m.pt")
-    assert "is also the input --out" in msg
+    assert "is also where --out is written: one would overwrite the other" in msg

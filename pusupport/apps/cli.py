@@ -9,6 +9,8 @@ Ctrl-C ends with exit status 130 and one line saying what was kept. ``--help`` a
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
 import sys
 from pathlib import Path
 import warnings
@@ -19,6 +21,26 @@ from .words import LABELED_FOLDERS, UNLABELED_FOLDERS, U_MEANING
 SIZES = ("small data (U under ten batches): a batch of a tenth of U (at least 16), Adam's rate "
          "1e-3, a tenth of it for the last fifth of the epochs, and a P-vs-U classifier "
          "trained for at least 300 steps")
+
+
+class _Parser(argparse.ArgumentParser):
+    """Options by their whole names only (``--rankin`` is not taken for ``--ranking``), and an
+    option no command knows answered with the closest names that one does."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message):
+        unknown = re.findall(r"unrecognized arguments: (.*)", message)
+        if unknown:
+            commands = [a for a in self._actions if isinstance(a, argparse._SubParsersAction)]
+            parsers = [self, *(p for a in commands for p in a.choices.values())]
+            known = sorted({o for p in parsers for a in p._actions for o in a.option_strings})
+            hints = [f"{w}: did you mean {' or '.join(close)}?" for w in unknown[0].split()
+                     if w.startswith("--") and (close := difflib.get_close_matches(w.split("=")[0], known, n=2))]
+            message += f" ({'; '.join(hints)})" if hints else ""
+        super().error(message)
 
 
 def _positive_int(text: str) -> int:
@@ -61,7 +83,7 @@ def _inputs(p: argparse.ArgumentParser) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="pusupport", description=__doc__.splitlines()[0].replace("``", ""))
+    top = _Parser(prog="pusupport", description=__doc__.splitlines()[0].replace("``", ""))
     top.add_argument("--version", action="version", version=f"%(prog)s {version('pusupport')}")
     sub = top.add_subparsers(dest="command", required=True)
     train = sub.add_parser("train", help="train a PU classifier and save it",

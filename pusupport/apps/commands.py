@@ -64,10 +64,10 @@ def train_model(args) -> None:
     inputs = {"--features": args.features, "--images": args.images}
     own.check_output(args.out, "--out", inputs=inputs)   # so do outputs that cannot be written
     if args.ranking:
-        own.check_output(args.ranking, "--ranking", inputs={**inputs, "--out": args.out})
+        own.check_output(args.ranking, "--ranking", inputs=inputs, outputs={"--out": args.out})
     if args.checkpoint_dir:
-        own.check_output(args.checkpoint_dir, "--checkpoint-dir", folder=True,
-                         inputs={**inputs, "--out": args.out})
+        own.check_output(args.checkpoint_dir, "--checkpoint-dir", folder=True, inputs=inputs,
+                         outputs={"--out": args.out})
     if args.prior is not None and not 0 < args.prior < 1:
         raise ValueError(f"--prior {args.prior}: give π strictly between 0 and 1, e.g. --prior 0.3")
     data, problem = _problem(args)

@@ -229,16 +229,22 @@ def check_not_input(path, option: str, inputs: dict, strict: bool = False) -> No
                              f"{harm} your data; give {option} a path outside that folder (nothing was written)")
 
 
-def check_output(path, option: str, folder: bool = False, inputs: dict | None = None) -> Path:
+def check_output(path, option: str, folder: bool = False, inputs: dict | None = None,
+                 outputs: dict | None = None) -> Path:
     """``path`` checked before any work, by one rule for every output: it is no input and
     writes into no input folder's data (:func:`check_not_input`; ``inputs``: {option: path}
-    of what the command reads), the folder that will hold it must exist and be writable, and the
+    of what the command reads), it is not where another output goes (``outputs``, likewise),
+    the folder that will hold it must exist and be writable, and the
     path must not be a folder where a file is wanted (or a file where a folder is). Anything
     else is a ValueError naming ``option`` and the fix."""
     path = Path(path)
     want = "a folder" if folder else "a file name, e.g. model.pt or predictions.csv"
     if path.exists() and path.is_dir() != folder:
         raise ValueError(f"{option} {path}: is {'a file' if folder else 'a folder'}; give {want}")
+    for other, there in (outputs or {}).items():
+        if path.absolute() == Path(there).absolute():
+            raise ValueError(f"{option} {path} is also where {other} is written: one would overwrite "
+                             f"the other; give {option} another path (nothing was written)")
     check_not_input(path, option, inputs or {})
     parent = path.absolute().parent
     if not parent.is_dir():
