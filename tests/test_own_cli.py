@@ -523,3 +523,14 @@ def test_an_option_is_known_by_its_whole_name_and_a_near_miss_names_the_option(c
     assert ended.value.code == 2
     said = capsys.readouterr().err.strip().splitlines()[-1]
     assert said == f"pusupport: error: unrecognized arguments: {typed} r.csv ({typed}: did you mean --ranking?)"
+
+
+def test_a_pool_whose_rows_share_one_score_is_told_that_their_order_is_by_id():
+    """A ReLU network can give a whole region one output (a user's digits folder: 325 of 1,116
+    pool images at the top score): the ranking then orders them by id, and says so."""
+    table = pd.DataFrame({"id": [f"u{i}" for i in range(100)],
+                          "score": [2.0] + [1.606] * 30 + [float(-i) for i in range(69)]})
+    said = own.ties(table)
+    assert said.startswith("30 of 100 pool rows share one score (1.606, ranks 2–31)") and "by id" in said
+    assert own.ties(table.assign(score=[float(i) for i in range(100)])) == ""
+    assert own.ties(table.assign(score=[1.0] * 9 + [float(-i) for i in range(91)])) == ""   # under 10 rows

@@ -121,6 +121,8 @@ def _pool(args, saved, problem, ids, estimate) -> None:
              (f" (estimated, interval {estimate.low:.3f}–{estimate.high:.3f})" if estimate else " (given)"))
     print(f"the unlabelled pool: {int(table.predicted.sum())} of {len(table)} ({share:.1%}) predicted "
           f"positive{prior}")
+    if tied := own.ties(table):
+        print(f"warning: {tied}", file=sys.stderr)
     if args.ranking:
         atomic_write_text(args.ranking, table.to_csv(index=False))
         print(f"the pool ranked by score, most positive first: {args.ranking}")

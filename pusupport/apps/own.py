@@ -339,6 +339,19 @@ def predictions(saved: SavedModel, x, ids) -> pd.DataFrame:
                          "predicted": (g > saved.threshold).long().numpy()})
 
 
+def ties(table: pd.DataFrame) -> str:
+    """A warning where the model gives many pool rows one and the same score — then their
+    order in the ranking is their ids', not the model's (a ReLU network can map a whole region
+    to one output: a user's digits folder had 325 of 1,116 pool images at its top score) — or ""."""
+    counts = table.score.value_counts()
+    if counts.empty or counts.iloc[0] < max(10, 0.01 * len(table)):
+        return ""
+    where = int((table.score > counts.index[0]).sum())
+    return (f"{counts.iloc[0]} of {len(table)} pool rows share one score ({counts.index[0]:.4g}, ranks "
+            f"{where + 1}–{where + counts.iloc[0]}): the model tells them apart no further, so their "
+            "order in the ranking is by id; another model or more epochs may separate them")
+
+
 def ranking(saved: SavedModel, x_u, ids) -> pd.DataFrame:
     """The unlabelled pool ranked by score, most positive first: :func:`predictions` with
     ``rank`` (1 = the highest score) in front."""
