@@ -277,6 +277,20 @@ def earlier_times(timed: Path, profile: str) -> dict:
     return json.loads(reference.read_text())["pages"] if reference.exists() else {}
 
 
+def say_layouts(device: str) -> None:
+    """The build's one line on where its layouts come from, where this machine borrows
+    another's measurements (its pages say nothing of it: their numbers do not depend on it)."""
+    import warnings
+    from pusupport.core.config import TrainConfig
+    from pusupport.core.runtime import LayoutNote, resolve
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always", LayoutNote)
+        resolve(TrainConfig(device=device, progress=False))
+    for w in said:
+        if issubclass(w.category, LayoutNote):
+            print(f"note: {w.message} — the build's speed, never its numbers", flush=True)
+
+
 def read_times(profile: str) -> dict:
     """{page: seconds} that each page took to read its committed runs in the committed
     reference build that only read (``"reading"``), else nothing."""
@@ -363,6 +377,7 @@ def main(argv=None) -> int:
     timed = args.output_dir / f"page_times_{args.profile}.json"
     kept = earlier_times(timed, args.profile)
     factor, source = reference_speed(timed, args.profile)
+    say_layouts(args.device)
     names = [p["page"] for p in selected]
     earlier = as_run(kept, names, given)
     if args.fresh:
@@ -372,8 +387,8 @@ def main(argv=None) -> int:
     reads = {p: t for p, t in read_times(args.profile).items() if p in read}
     print((projected(earlier, training, args.workers, factor, source) if training else "projected: no page trains")
           + (" (the pages that train)" if training and read else "")
-          + (f"; {len(read)} page{'s' * (len(read) > 1)} read their runs from the book's committed runs"
-             if read else "")
+          + (f"; {len(read)} " + ("pages read their" if len(read) > 1 else "page reads its")
+             + " runs from the book's committed runs" if read else "")
           + (f", about {minutes(projection(reads, list(reads), args.workers))} by the times they "
              "took to read them in the committed reference build" if reads else "")
           + ("; at most: a check trains only the first run of each method that a page reads from "

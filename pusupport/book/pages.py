@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ..core.config import ConfigError, Settings, section_of
-from ..core.runtime import resolve_device
+from ..core.runtime import LayoutNote, resolve_device
 from ..data.files import data_root
 from . import registry
 from .claims import COMPARISONS
@@ -61,8 +61,11 @@ def _page_warning(message, category, filename, lineno, line=None) -> str:
 
 def resolve_page(name: str, **given) -> Page:
     """Validate a notebook's parameters (passed by name, and those papermill injected into
-    its kernel) and resolve its settings; the kernel's warnings then name no file."""
+    its kernel) and resolve its settings; the kernel's warnings then name no file, and none
+    speaks of the build's speed (:class:`~pusupport.core.runtime.LayoutNote`: the build's log
+    says it once)."""
     warnings.formatwarning = _page_warning
+    warnings.filterwarnings("ignore", category=LayoutNote)
     return _resolve(name, given, injected_names())
 
 
