@@ -40,7 +40,7 @@ def test_the_answer_uses_the_adjusted_verdicts_and_says_what_they_allow():
     no = answer(_table([RULED_OUT, RULED_OUT]))
     assert no.startswith("No: every one of the 2 readings rules out a gain") and "intersection–union" in no
     unclear = answer(_table([INCONCLUSIVE, CONTRADICTED, RULED_OUT, BORDERLINE]))
-    assert unclear.startswith("Not shown: adjusted for the 4 readings, none puts aaPU's")
+    assert unclear.startswith("No reading shows the gap: adjusted for the 4 readings, none puts aaPU's")
     assert "ruled out under 1 of them, aaPU is worse under 1, and 2 cannot tell" in unclear
     assert "absence of evidence" in unclear
 

@@ -256,7 +256,8 @@ def answer_text(table: pd.DataFrame, claimed: dict) -> str:
     names = {**NAMES, "synthetic": "the synthetic task"}
     helps = [(d, r) for d in RECORDS if (r := _row(table, d, "aaPU − nnPU"))]
     text = ("**Does aaPU's selection help?** At the paper's settings, the claim that aaPU's final "
-            "test error is lower than nnPU's by Δ (a tenth of nnPU's error) or more: "
+            "test error is lower than nnPU's by Δ (a tenth of nnPU's error) or more, judged as the "
+            "paper's claims are (its four data sets' claims one family): "
             + "; ".join(f"{names[d]}: {claimed[d].split(' — ')[0]}" for d, _ in helps if d in claimed)
             + ".") if helps else ""
     clamps = [(d, _row(table, d, "aaPU clamped − nnPU"), _row(table, d, "the clamp in nnPU"),

@@ -181,7 +181,7 @@ def answer(table: pd.DataFrame) -> str:
                 "nnPU's error) or more — each reading's interval excludes it, so all of them do at "
                 "once at 95 % (an intersection–union test)." + caveats)
     worse = sum(v in (CONTRADICTED, SMALLER_LOSS) for v in said)
-    return (f"Not shown: adjusted for the {k} readings, none puts aaPU's final test error below "
+    return (f"No reading shows the gap: adjusted for the {k} readings, none puts aaPU's final test error below "
             f"nnPU's. A gain of Δ or more is ruled out under {ruled} of them"
             + (f", aaPU is worse under {worse}" if worse else "")
             + f", and {k - ruled - worse} cannot tell at these seeds. This is an absence "
