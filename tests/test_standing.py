@@ -33,7 +33,7 @@ def test_the_cpu_plan_is_the_budgeted_table_and_says_what_it_leaves_out():
     assert planned == {(d, m) for d, ms in standing.LEFT_OUT["cpu"][0].items() for m in ("aapu", *ms)}
     said = standing.not_run_text(page.settings, "cpu").splitlines()
     cifar = next(line for line in said if "on cifar10" in line)
-    assert cifar == ("- nnPU (sigmoid), VPU, Dist-PU, Robust-PU, Negative selection, aaPU, "
+    assert cifar == ("- nnPU (sigmoid), VPU, Dist-PU, Robust-PU, Negative selection, aaPU with an "
                      "oracle S on cifar10: not at this profile")
     why = [line for line in said if line.startswith("Not at this profile because")]
     assert len(why) == 1 and "the real data sets get nnPUSB, read from nnPU's run" in why[0]   # said once
@@ -92,7 +92,7 @@ def test_the_verdicts_name_a_win_a_tie_and_a_counterfactual_loss():
     text = standing.sentence(table, {**META, "cifar10": {"status": "not run", "reason": "data not available"}})
     assert text.startswith("On test error, aaPU beats nnPU (synthetic); ties with VPU (synthetic);")
     assert "0 of 2 comparisons are undecided" in text and "(6 seeds a data set, each judged by a max-|t| sign-flip over 9)" in text
-    assert "Counterfactuals: aaPU, oracle S on synthetic: aaPU worse." in text
+    assert "Counterfactuals: aaPU with an oracle S on synthetic: aaPU worse." in text
     assert text.endswith("Not run: cifar10 (data not available).")
 
 
@@ -116,9 +116,9 @@ def test_the_ranking_orders_by_final_error_and_carries_the_verdict():
     history = known_history()
     ranked = standing.ranking(history, standing.standings(history, META))
     order = list(ranked.method)
-    assert order[0] == "aaPU, oracle S †" and set(order[1:3]) == {"aaPU", "VPU"} and order[3] == "nnPU"
+    assert order[0] == "aaPU with an oracle S †" and set(order[1:3]) == {"aaPU", "VPU"} and order[3] == "nnPU"
     verdicts = dict(zip(order, ranked["vs aaPU (error)"]))
-    assert verdicts == {"aaPU, oracle S †": standing.LOSE, "aaPU": "—", "VPU": standing.TIE,
+    assert verdicts == {"aaPU with an oracle S †": standing.LOSE, "aaPU": "—", "VPU": standing.TIE,
                         "nnPU": standing.WIN}
     assert list(ranked.index.get_level_values("rank")) == [1, 2, 3, 4]
     assert set(ranked["s / run"]) == {"20"}
@@ -159,7 +159,7 @@ def test_the_forest_plot_has_a_panel_per_data_set_and_metric_coloured_by_outcome
     axes = fig.axes
     assert len(axes) == 3 and [a.get_title() for a in axes] == [
         "synthetic: test error", "synthetic: ROC AUC", "synthetic: average precision"]
-    assert [t.get_text() for t in axes[0].get_yticklabels()] == ["nnPU", "VPU", "aaPU, oracle S †"]
+    assert [t.get_text() for t in axes[0].get_yticklabels()] == ["nnPU", "VPU", "aaPU with an oracle S †"]
     win = standing.outcome_colors()[standing.WIN]
     first = axes[0].collections[0]                          # nnPU's interval: aaPU better
     assert tuple(first.get_colors()[0][:3]) == tuple(win[:3])
@@ -270,7 +270,7 @@ def test_at_their_own_choice_runs_are_read_where_their_criterion_is_lowest():
     vpu = table[(table.method == "vpu") & (table.metric == "test_error")].iloc[0]
     assert vpu.difference == pytest.approx(-0.2, abs=0.01) and vpu.outcome == standing.LOSE
     ranked = standing.ranking(history, table, at=standing.AT["own choice"])
-    assert "s / run" not in ranked and ranked.method.iloc[0] == "aaPU, oracle S †"
+    assert "s / run" not in ranked and ranked.method.iloc[0] == "aaPU with an oracle S †"
     epochs = standing.chosen_epochs(history)
     assert epochs.loc[("synthetic", "VPU"), "criterion"] == "its authors': the variational loss"
     assert epochs.loc[("synthetic", "nnPU"), "median"] == 2
@@ -349,3 +349,13 @@ def test_every_row_of_the_method_table_is_its_method_s_declaration():
         assert list(zip(changes["changed here"], changes.why)) == list(m.departures)
         assert row.settings.startswith("alpha = " if name == "vpu" else m.description if m.settings is None else "")
     assert "β = 0 and γ = 1" in recipes.SHARED
+
+
+def test_an_oracle_that_ties_with_aapu_because_s_was_already_pure_is_said_to_have_changed_nothing():
+    final = pd.DataFrame({"dataset": "synthetic", "method": ["aapu"] * 3 + ["aapu_oracle"] * 3,
+                          "seed": [0, 1, 2] * 2, "epoch": 5, "test_error": [0.1, 0.2, 0.3] * 2,
+                          "n_selected": [4, 13, 7] * 2, "purity": [1.0] * 6})
+    assert standing_views.oracle_notes(final) == [
+        "aaPU with an oracle S on synthetic ends with aaPU's test error on each of its 3 seeds: aaPU's "
+        "own S held 4–13 points, 100% of them true positives, so an oracle had nothing to replace"]
+    assert standing_views.oracle_notes(final.assign(test_error=[0.1, 0.2, 0.3, 0.1, 0.2, 0.25])) == []

@@ -1,5 +1,6 @@
-"""Two views of "Where aaPU stands" beside its verdicts: nnPUSB's threshold where its authors
-place it, and the methods whose scores rank well but whose threshold misses."""
+"""Views of "Where aaPU stands" beside its verdicts: nnPUSB's threshold where its authors
+place it, the methods whose scores rank well but whose threshold misses, and where the
+oracle S could change nothing."""
 from __future__ import annotations
 
 import pandas as pd
@@ -60,4 +61,24 @@ def one_class_notes(history: pd.DataFrame, meta: dict, min_auc: float = 0.75,
                          f"that of calling every point {side} ({base:.4f}; it removes {removed:.0%} of "
                          f"it), yet ROC AUC {auc:.4f}: its scores rank the points well, but its "
                          "decision threshold does not separate them")
+    return notes
+
+
+def oracle_notes(history: pd.DataFrame) -> list[str]:
+    """Each data set where aaPU with an oracle S ends with aaPU's test error on every seed:
+    aaPU's own S held only true positives there (purity 1 at its last epoch), so drawing S
+    from U's true positives changed nothing — said with S's sizes, so that a tie is not read
+    as the oracle's bound being reached by selection in general."""
+    final = _final(history)
+    notes = []
+    for dataset, rows in final.groupby("dataset", sort=False):
+        own, oracle = (rows[rows.method == m].set_index("seed") for m in ("aapu", "aapu_oracle"))
+        seeds = own.index.intersection(oracle.index)
+        if seeds.empty or not own.test_error[seeds].equals(oracle.test_error[seeds]):
+            continue
+        sizes, purity = own.n_selected[seeds], own.purity[seeds]
+        notes.append(f"{get_method('aapu_oracle').label} on {dataset} ends with aaPU's test error on "
+                     f"each of its {len(seeds)} seeds: aaPU's own S held {sizes.min():.0f}–{sizes.max():.0f} "
+                     f"points, {purity.min():.0%} of them true positives, so an oracle had nothing to "
+                     "replace")
     return notes

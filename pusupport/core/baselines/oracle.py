@@ -22,7 +22,7 @@ def true_positives(selected):
 grow_from_true_positives = partial(grow_selection, among=true_positives)
 
 
-register(Method("aapu_oracle", "aaPU, oracle S", "aaPU whose S holds only true positives of U "
+register(Method("aapu_oracle", "aaPU with an oracle S", "aaPU whose S holds only true positives of U "
                 "(a counterfactual: reads U's labels)", color="#ff9896",
                 risk=get_method("aapu").risk, selects=True, end_epoch=grow_from_true_positives,
                 usable=False, before_selection="nnpu",
