@@ -87,6 +87,7 @@ def test_features_table_train_predict_and_estimate(tmp_path, capsys):
                  "--positive", "2", "--device", "cpu"]) == 0
     out = capsys.readouterr().out
     assert "BBE: π = " in out and "Elkan-Noto: π = " in out and "the labels give" in out
+    assert "(BBE is the one `pusupport train` uses" in out
     assert out.startswith("estimating π: BBE and Elkan–Noto")
     table.to_csv(tmp_path / "semicolons.csv", index=False, sep=";")      # separator sniffed
     assert main(["estimate-prior", "--features", str(tmp_path / "semicolons.csv"), "--label-column", "y",

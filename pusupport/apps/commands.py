@@ -152,5 +152,8 @@ def estimate_prior(args) -> None:
     _estimating(estimator)
     for e in own.estimate(problem, estimator, args.seed, args.device).values():
         print(own.describe_estimate(e, "cli"))
+    print("(BBE is the one `pusupport train` uses: it reads only the ranking of the P-vs-U "
+          "classifier's scores; Elkan–Noto reads their values as calibrated probabilities, which a "
+          "network's seldom are, and its interval covers the classifier's average, not that error)")
     if args.positive is not None:
         print(f"(the labels give {problem.prior:.3f}: {U_MEANING})")
