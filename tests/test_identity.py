@@ -120,6 +120,14 @@ def test_what_only_shows_is_left_out_and_a_call_that_could_move_a_number_is_not(
     assert same("class M:\n    a: int = field(default=1)\n") != same("class M:\n    pass\n")
 
 
+@pytest.mark.parametrize("shows", ["print", "set_postfix", "set_description"])
+@pytest.mark.parametrize("pure", ["len", "str", "int", "float", "round", "format", "dict", "min", "max",
+                                  "abs", "isnan"])
+def test_every_showing_call_is_left_out_with_every_pure_argument(shows, pure):
+    assert identity.meaning(f"x = 1\nbar.{shows}(s={pure}(v))\n") == identity.meaning("x = 1\n")
+    assert identity.meaning(f"x = 1\n{shows}(math.{pure}(v))\n") == identity.meaning("x = 1\n")
+
+
 def test_the_canonical_form_is_fixed_text():
     """Every stored run is keyed through this text: a change of its form re-keys them all, so
     it is pinned (fields by name, None and empty lists left out, values by repr)."""
