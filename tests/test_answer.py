@@ -136,7 +136,7 @@ def test_each_comparison_page_opens_with_its_part_of_the_answer(tmp_path):
     for notebook in ("synthetic", "real_data"):
         text = (Path(__file__).resolve().parents[1] / "notebooks" / f"{notebook}.md").read_text()
         cells = re.findall(r"```\{code-cell\} ipython3\n(.*?)```", text, re.S)
-        first = next(i for i, c in enumerate(cells) if c.startswith(":tags: [parameters]"))
+        first = next(i for i, c in enumerate(cells) if c.startswith(":tags: [parameters"))
         assert "page_answer(page.name" in cells[first + 1], notebook
 
 

@@ -325,8 +325,8 @@ def _runs(job, datas: list) -> list[tuple]:
     return [(r.cfg, job.seeds, d, r.keeps) for r, d in zip(job.runs, datas)]
 
 
-#: The largest kept file committed with a run (bytes): beyond it the run is committed with
-#: its history only, and a page that reads more trains it.
+#: The largest kept file committed with a run (bytes): a run that keeps more is not committed
+#: (:func:`committable`), and its page trains it.
 MAX_KEPT = 2 * 2**20
 
 
@@ -375,12 +375,13 @@ def prune_runs(committed: Path, index: dict) -> dict | None:
 
 
 def committable(meta_path: Path, committed: Path | None) -> dict | None:
-    """The record to commit of a stored run (``meta_path``): what it keeps left out beyond
-    :data:`MAX_KEPT`; None where ``committed`` holds it already, evaluated as often and
-    keeping as much."""
+    """The record to commit of a stored run (``meta_path``); None where ``committed`` holds
+    it already, evaluated as often and keeping as much, or where what it keeps is beyond
+    :data:`MAX_KEPT`: its page reads that, so a build would train it again (the prior page's
+    20 News estimator, whose model is 24 MB)."""
     meta = json.loads(Path(meta_path).read_text())
     if meta["kept"] and Path(meta_path).with_suffix(".pt").stat().st_size > MAX_KEPT:
-        meta["kept"] = []
+        return None
     target = Path(committed) / f"{meta['portable']}.json" if committed is not None else None
     if target is not None and target.exists():
         there = json.loads(target.read_text())
