@@ -17,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 
 from .claims import covers, floor_for, per_point
-from .committed import committed
+from .committed import committed, verdict_column
 from .records import read_history
 from .reference import REFERENCE
 from .verdicts import (BORDERLINE, CONTRADICTED, DESCRIPTIVE, INCONCLUSIVE, REPRODUCED, RULED_OUT,
@@ -290,7 +290,6 @@ def page_answer(page: str, output_dir, root: Path = REFERENCE) -> str:
     """Markdown: the summary's answer (:func:`answer_text`) for ``page``'s data set alone, in
     the summary's words and from the same records, that a comparison page opens with; "" where
     no record at the paper's settings is committed."""
-    from .committed import verdict_column
     from .registry import book_claims
     table = answer_table(output_dir, root, pages=(page,))
     if table.empty:
