@@ -48,6 +48,7 @@ from pusupport.book.reference import REFERENCE
 from pusupport.book.registry import book_pages
 from pusupport.book.store import FRESH, checking, committable, committed_runs
 from pusupport.book.timing import Heartbeat, Progress, minutes, probe, projected, projection, slower
+from pusupport.core.runtime import cpu_bf16_instructions
 from pusupport.data.files import DatasetNotFoundError
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -254,11 +255,10 @@ REFERENCE_TIMES = ROOT / "results" / "reference" / "{profile}" / "page_times.jso
 def reference_speed(timed: Path, profile: str) -> tuple[float, str]:
     """(how many times slower this machine is than the one that timed the earlier pages, and
     where the times come from): 1 for this output folder's own last build; for the committed
-    reference build, this CPU probed against the probe it records."""
+    reference build (:func:`reference_build`), this CPU probed against the probe it records."""
     if timed.exists():
         return 1.0, "this output folder's last build"
-    reference = Path(str(REFERENCE_TIMES).format(profile=profile))
-    measured = json.loads(reference.read_text())["measured"] if reference.exists() else {}
+    measured = reference_build(profile).get("measured", {})
     if "probe" not in measured:
         return 1.0, "the committed reference build, not scaled to this machine"
     here = probe()
@@ -273,8 +273,20 @@ def earlier_times(timed: Path, profile: str) -> dict:
     build at ``profile``, else nothing."""
     if timed.exists():
         return json.loads(timed.read_text())
+    return reference_build(profile).get("pages", {})
+
+
+def reference_build(profile: str) -> dict:
+    """The committed reference build at ``profile`` (``measured``: its provenance and probe;
+    ``pages``: its page times): the one measured on a CPU with this CPU's bf16 instructions
+    (``by_cpu``, keyed "amx_bf16", "avx512_bf16" or "float32") where there is one, else the
+    main one. A matmul probe does not carry page times across them: on a 2-core Xeon with
+    amx_bf16 it said 0.38 of the AMD EPYC's times, and the pages took 0.66–1.1."""
     reference = Path(str(REFERENCE_TIMES).format(profile=profile))
-    return json.loads(reference.read_text())["pages"] if reference.exists() else {}
+    if not reference.exists():
+        return {}
+    times = json.loads(reference.read_text())
+    return times.get("by_cpu", {}).get(cpu_bf16_instructions() or "float32", times)
 
 
 def say_layouts(device: str) -> None:
@@ -315,6 +327,20 @@ def as_run(kept: dict, names: list[str], given: dict) -> dict:
 #: The parameters every page shares with the build, each set by its own option.
 SHARED = {"profile": "--profile", "device": "--device", "output_dir": "--output-dir",
           "data_dir": "--data-dir", "dry_run": "--dry-run", "runner": "--workers"}
+
+
+def trained_note(n: int, profile: str, output_dir: Path, given: dict) -> str:
+    """What a build that trained ``n`` runs says of them: a check build's are held against the
+    committed ones, never committed; the book's own runs (its profile has committed runs, no
+    page parameter was given) can be committed; others are kept where they are."""
+    if checking():
+        return (f"{n} runs trained again by this check build, to be held against the committed ones "
+                "(`make check-runs` does so next), never committed")
+    if (REFERENCE / profile / "runs").is_dir() and not given:
+        return (f"{n} runs trained by this build: `make commit-runs PROFILE={profile}` commits them with "
+                "the book, so that the next build on any machine reads them")
+    return (f"{n} runs trained by this build, kept in {shown_path(output_dir / 'runs')}: a build here "
+            "with the same settings reads them")
 
 
 def page_parameters(given: list[str], only, error) -> dict:
@@ -417,12 +443,7 @@ def main(argv=None) -> int:
     trained = [p for p in (args.output_dir / "runs").glob("*.json") if p.stat().st_mtime >= started
                and committable(p, committed) is not None]       # not the prior page's 24 MB estimator
     if trained and not args.dry_run:
-        books = (REFERENCE / args.profile / "runs").is_dir() and not given   # the book's own runs
-        print(f"{len(trained)} runs trained by this build" + (
-            f": `make commit-runs PROFILE={args.profile}` commits them with the book, so that the next "
-            "build on any machine reads them" if books else
-            f", kept in {shown_path(args.output_dir / 'runs')}: a build here with the same settings reads them"),
-            flush=True)
+        print(trained_note(len(trained), args.profile, args.output_dir, given), flush=True)
     if not args.no_build:
         build(args.book_dir)
     return 0

@@ -175,6 +175,21 @@ def test_the_projection_is_scaled_by_this_cpu_against_the_reference_probe(tmp_pa
     (tmp_path / "page_times_cpu.json").write_text(json.dumps({"readings": 900.0}))
     assert execute.reference_speed(tmp_path / "page_times_cpu.json", "cpu") == (
         1.0, "this output folder's last build")
+    (tmp_path / "page_times_cpu.json").unlink()
+    (tmp_path / "reference" / "cpu" / "page_times.json").write_text(json.dumps(
+        {"measured": {"machine": "the reference", "probe": {"float32": 40.0, "bf16": 120.0, "runs": "bf16"}},
+         "pages": {"readings": 1100.0},
+         "by_cpu": {"amx_bf16": {"measured": {"machine": "a Xeon", "probe": {"float32": 60.0, "bf16": 300.0,
+                                                                              "runs": "bf16"}},
+                                 "pages": {"readings": 700.0}}}}))
+    amx = {"float32": 60.0, "bf16": 150.0, "runs": "bf16"}
+    monkeypatch.setattr(execute, "probe", lambda: amx)
+    for cpu, machine, factor, pages in [("amx_bf16", "a Xeon", 2.0, 700.0), ("avx512_bf16", "the reference", 0.8, 1100.0),
+                                        (None, "the reference", 0.8, 1100.0)]:
+        monkeypatch.setattr(execute, "cpu_bf16_instructions", lambda: cpu)   # the class's own build, else the main one
+        said = execute.reference_speed(tmp_path / "page_times_cpu.json", "cpu")
+        assert said[0] == factor and said[1].startswith(f"the committed reference build ({machine}) × {factor:.2f}")
+        assert execute.earlier_times(tmp_path / "page_times_cpu.json", "cpu") == {"readings": pages}
     assert timing.projected({}, ["a"], 2, 1.0, "x") == "projected: no earlier page times for 1 page"
     assert timing.projected({"a": 600, "b": 600}, ["a", "b", "c"], 2, 2.0, "src") == (
         "projected: about 20 min for 3 pages, 2 at a time, by src (1 page not timed before)")
@@ -308,10 +323,12 @@ def test_a_fresh_output_folder_takes_the_committed_reference_page_times(tmp_path
 def test_the_committed_reference_page_times_name_pages_of_the_book_and_their_provenance(profile):
     from pusupport.book.registry import book_pages
     reference = json.loads(Path(str(execute.REFERENCE_TIMES).format(profile=profile)).read_text())
-    assert set(reference["pages"]) <= {p["page"] for p in book_pages()} and reference["pages"]
-    assert all(seconds > 0 for seconds in reference["pages"].values())
-    assert {"commit", "machine", "date", "command", "wall_seconds", "note", "probe"} <= set(reference["measured"])
-    assert set(reference["measured"]["probe"]) == {"float32", "bf16", "runs", "date"}
+    for build in [reference, *reference.get("by_cpu", {}).values()]:      # each with its provenance
+        assert set(build["pages"]) <= {p["page"] for p in book_pages()} and build["pages"]
+        assert all(seconds > 0 for seconds in build["pages"].values())
+        assert {"commit", "machine", "date", "command", "wall_seconds", "note", "probe"} <= set(build["measured"])
+        assert set(build["measured"]["probe"]) == {"float32", "bf16", "runs", "date"}
+    assert set(reference.get("by_cpu", {})) <= {"amx_bf16", "avx512_bf16", "float32"}
 
 
 def test_a_misspelt_papermill_parameter_fails_the_first_cell_with_the_valid_names(tmp_path):
@@ -349,3 +366,15 @@ def test_a_page_s_own_parameters_are_set_in_the_one_command(tmp_path, monkeypatc
     errors = []
     execute.page_parameters(["seeds=[0]"], None, errors.append)
     assert errors == ["--set changes a page's own parameters: name the page with --only PAGE"]
+
+
+def test_a_build_says_what_becomes_of_the_runs_it_trained(tmp_path, monkeypatch):
+    """The book's own runs can be committed; a check build's runs never are (they are held
+    against the committed ones); a build with page parameters keeps its runs where they are."""
+    monkeypatch.delenv("PUSUPPORT_CHECK", raising=False)
+    assert "`make commit-runs PROFILE=cpu` commits them" in execute.trained_note(3, "cpu", tmp_path, {})
+    kept = execute.trained_note(3, "cpu", tmp_path, {"epochs": 8})
+    assert "kept in" in kept and "commit-runs" not in kept
+    monkeypatch.setenv("PUSUPPORT_CHECK", "1")
+    checked = execute.trained_note(2, "cpu", tmp_path, {})
+    assert checked.startswith("2 runs trained again by this check build") and "commit-runs" not in checked
