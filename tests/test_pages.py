@@ -232,6 +232,8 @@ def test_a_view_is_read_from_its_method_s_run_not_trained(tmp_path, capsys):
     alone = exp.run([RunSpec("nnpusb", "nnpusb")])
     assert "read from the run store" in capsys.readouterr().out          # the run above
     assert alone.test_error.equals(sb.test_error)
+    assert exp.run([RunSpec("nnpusb", "nnpusb")]).test_error.equals(sb.test_error)
+    assert "read from the run store" not in capsys.readouterr().out      # told once a page
     from pusupport.book.experiment import Experiment
     plan = Experiment("x", dataset="synthetic", plan=lambda s: both).runs(profile="smoke")
     assert [r.cfg.method for r in plan.runs] == ["nnpu"] and plan.shown == source

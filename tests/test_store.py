@@ -512,11 +512,14 @@ def test_where_a_page_s_numbers_come_from_counts_every_run_even_of_one_label(tmp
     read and one trained now: the page's last line names both, each by its source."""
     shown = page("synthetic", tmp_path)
     shown.sources += [("pn", "the prior page, committed: AMD EPYC, bf16, 2026-11-27, commit abc1234"),
-                      ("pn", None), *[(f"run {i}", "the readings page") for i in range(5)]]
+                      ("pn", None), *[(f"run {i}", "the readings page") for i in range(5)],
+                      *[("pn", "the own-data page")] * 6, ("aapu", "the own-data page")]
     lines = shown.where_from().splitlines()
     assert lines[0] == "trained here, now: pn"
     assert lines[1] == "read, not trained: pn, trained by the prior page, committed: AMD EPYC, bf16, 2026-11-27, commit abc1234"
-    assert lines[2] == "read, not trained: 5 runs, trained by the readings page" and lines[3].startswith("page wall time")
+    assert lines[2] == "read, not trained: 5 runs, trained by the readings page"
+    assert lines[3] == "read, not trained: pn × 6; aapu, trained by the own-data page"   # π's halvings, then the method
+    assert lines[4].startswith("page wall time")
 
 
 def test_a_refactor_keeps_the_committed_runs_that_the_reference_suite_shows_unchanged(

@@ -8,6 +8,7 @@ prices, and gives the verdicts on its claims.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -151,7 +152,7 @@ class Page:
 
     def _execute(self, plan: Plan, train: bool = True) -> Executed:
         store = None if self.settings.train.dry_run else self.store()
-        done = execute(plan, store, self.runner, desc=self.name, train=train)
+        done = execute(plan, store, self.runner, desc=self.name, train=train, said=frozenset(self.sources))
         self.sources += done.sources.items()
         return done
 
@@ -298,8 +299,11 @@ class Page:
 
 
 def _runs(labels: list) -> str:
-    """Run labels as a page lists them: a few named, many counted."""
-    return "; ".join(labels) if len(labels) <= 4 else f"{len(labels)} runs"
+    """Run labels as a page lists them: a few named, a label run more than once counted
+    ("pn × 4; aapu"), many counted as runs."""
+    counts = Counter(labels)
+    return ("; ".join(label if n == 1 else f"{label} × {n}" for label, n in counts.items())
+            if len(counts) <= 4 else f"{len(labels)} runs")
 
 
 def _shown(value) -> str:

@@ -66,18 +66,18 @@ class Executed(NamedTuple):
 
 
 def execute(plan: Plan, store: RunStore | None = None, runner: dict | None = None,
-            desc: str = "", train: bool = True) -> Executed:
+            desc: str = "", train: bool = True, said: frozenset = frozenset()) -> Executed:
     """Train ``plan`` (:func:`train_jobs`): the tidy history of every label it shows,
     ``method`` naming each run by its label (a view, e.g. nnPUSB, is read from its method's
     run, its test error at its own threshold), the results of the runs that keep more than
     their history (:attr:`~pusupport.book.plan.RunSpec.keeps`) and where each run came from.
-    A run ``store`` holds is read, not trained again (said on the console); ``train=False``:
-    none is trained (:class:`NotHeld`)."""
+    A run ``store`` holds is read, not trained again (said on the console, unless its (label,
+    trainer) is in ``said``: told before); ``train=False``: none is trained (:class:`NotHeld`)."""
     done = train_jobs(plan.jobs, store, runner, desc, train)
     read, results, sources = {}, {}, {}
     for job, trained in zip(plan.jobs, done):
         for label, (runs, trainer) in zip(job.labels, trained):
-            if trainer is not None:
+            if trainer is not None and (label, trainer) not in said:
                 read.setdefault(label, trainer)
             sources.setdefault(label, trainer)
             results.update({(label, seed): r for seed, r in zip(job.seeds, runs)})
