@@ -166,3 +166,16 @@ def test_no_test_set_gives_nan_metrics():
         return d
     runs = train_seeds(no_test, SEEDS, method="nnpu", epochs=2, progress=False)
     assert all(r.history.test_error.isna().all() and r.history.test_auc.isna().all() for r in runs)
+
+
+def test_a_stack_scores_the_same_at_any_batch_size():
+    """Stacked members score ``eval_batch_size`` rows at a time across the stack, BatchNorm
+    folded once a scoring: the batching moves no number — test metrics, U's selection."""
+    cfg = dict(method="aapu", epochs=4, select_from=2, n_select=5, batch_size=64, lr=3e-3,
+               progress=False)
+    runs = {size: train_seeds(data, SEEDS, eval_batch_size=size, **cfg) for size in (4096, 7, 2)}
+    for size in (7, 2):
+        for a, b in zip(runs[4096], runs[size]):
+            pd.testing.assert_frame_equal(a.history.drop(columns="wall_time"),
+                                          b.history.drop(columns="wall_time"), check_exact=True)
+            assert torch.equal(a.selected.mask, b.selected.mask)
