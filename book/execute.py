@@ -46,7 +46,7 @@ from pusupport.book.committed import pages_committed
 from pusupport.book.records import shown_path
 from pusupport.book.reference import REFERENCE
 from pusupport.book.registry import book_pages
-from pusupport.book.store import FRESH, checking, committable, committed_runs
+from pusupport.book.store import FRESH, checking, committable, committed_runs, training_seconds
 from pusupport.book.timing import Heartbeat, Progress, minutes, probe, projected, projection, slower
 from pusupport.core.runtime import cpu_bf16_instructions
 from pusupport.data.files import DatasetNotFoundError
@@ -343,6 +343,15 @@ def trained_note(n: int, profile: str, output_dir: Path, given: dict) -> str:
             "with the same settings reads them")
 
 
+def training_profile(spent: dict, workers: int) -> str:
+    """Where a build's training went: each page's runs' seconds on one worker
+    (:func:`~pusupport.book.store.training_seconds`), longest first, and their sum."""
+    total = sum(spent.values())
+    pages = ", ".join(f"{page} {seconds / 60:.1f}" for page, seconds in spent.items())
+    return (f"training, in minutes of one worker: {pages}; {total / 60:.0f} in all, about "
+            f"{total / 60 / max(1, workers):.0f} min on {workers} worker{'s' * (workers > 1)}")
+
+
 def page_parameters(given: list[str], only, error) -> dict:
     """{name: value} of ``--set NAME=VALUE`` options, each value read as YAML (as papermill's
     ``-y``); the page's first cell refuses a name it does not have. ``error``: how to refuse
@@ -444,6 +453,10 @@ def main(argv=None) -> int:
                and committable(p, committed) is not None]       # not the prior page's 24 MB estimator
     if trained and not args.dry_run:
         print(trained_note(len(trained), args.profile, args.output_dir, given), flush=True)
+    spent = training_seconds(p for p in (args.output_dir / "runs").glob("*.json")
+                             if p.stat().st_mtime >= started)
+    if spent and not args.dry_run:
+        print(training_profile(spent, args.workers), flush=True)
     if not args.no_build:
         build(args.book_dir)
     return 0

@@ -378,3 +378,10 @@ def test_a_build_says_what_becomes_of_the_runs_it_trained(tmp_path, monkeypatch)
     monkeypatch.setenv("PUSUPPORT_CHECK", "1")
     checked = execute.trained_note(2, "cpu", tmp_path, {})
     assert checked.startswith("2 runs trained again by this check build") and "commit-runs" not in checked
+
+
+def test_a_build_says_where_its_training_time_went():
+    said = execute.training_profile({"readings": 1380.0, "standing": 840.0, "synthetic": 300.0}, 2)
+    assert said == ("training, in minutes of one worker: readings 23.0, standing 14.0, synthetic "
+                    "5.0; 42 in all, about 21 min on 2 workers")
+    assert execute.training_profile({"synthetic": 120.0}, 1).endswith("about 2 min on 1 worker")

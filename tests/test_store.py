@@ -100,6 +100,30 @@ def test_a_stored_run_serves_only_the_evaluation_epochs_it_covers(tmp_path):
     assert history.test_error.isna().tolist() == [True, True, True, False]
 
 
+def test_each_run_records_its_share_of_its_jobs_training_time(tmp_path):
+    """Runs trained together in one job share its seconds; a run read again adds none; a
+    build sums them per page (where its training time went)."""
+    import time
+    from pusupport.book.store import training_seconds
+    data = [synthetic(0, n_labeled=10, n_unlabeled=50, n_test=20)]
+    cfgs = [TrainConfig(method=m, epochs=4, select_from=2, progress=False) for m in ("nnpu", "aapu")]
+
+    def taking(seconds):
+        def train(todo):
+            time.sleep(seconds)
+            return [[RunResult(_history(cfgs[i])[0], None, None, cfgs[i])] for i in todo]
+        return train
+    runs = [(cfg, [0], data, ()) for cfg in cfgs]
+    RunStore(tmp_path, "p").runs(runs, False, taking(0.4))
+    shares = [json.loads(p.read_text())["trained"]["seconds"] for p in tmp_path.glob("*.json")]
+    assert len(shares) == 2 and shares[0] == shares[1] and 0.2 <= shares[0] < 0.4
+    RunStore(tmp_path, "q").runs(runs, False, no_training)               # read: nothing trained
+    RunStore(tmp_path, "q").runs([(replace(cfgs[0], lr=1e-3), [0], data, ())], False, taking(1.0))
+    spent = training_seconds(tmp_path.glob("*.json"))
+    assert list(spent) == ["q", "p"] and spent["p"] == pytest.approx(sum(shares))
+    assert 1.0 <= spent["q"] < 1.5
+
+
 def test_the_key_changes_with_data_settings_threads_and_stacking(monkeypatch):
     cfg = TrainConfig(method="nnpu", epochs=4, progress=False)
     data = [synthetic(0, n_labeled=10, n_unlabeled=50, n_test=20)]

@@ -146,15 +146,17 @@ class RunStore:
                     out[i] = stored
                 else:
                     todo.append(i)
-            for i, results in zip(todo, train(todo) if todo else []):
-                self._write(keys[i], *runs[i], results, stacked)
+            for i, results, seconds in _timed(train, todo):
+                self._write(keys[i], *runs[i], results, stacked, seconds)
                 out[i] = results, None
         for i in waiting:
             with self._claimed(keys[i], runs[i][0].method, wait=True):
-                out[i] = (self._read(keys[i], *runs[i]) or self._committed(stacked, *runs[i])
-                          or (train([i])[0], None))
-                if out[i][1] is None:
-                    self._write(keys[i], *runs[i], out[i][0], stacked)
+                stored = self._read(keys[i], *runs[i]) or self._committed(stacked, *runs[i])
+                if stored is None:
+                    [(_, results, seconds)] = _timed(train, [i])
+                    self._write(keys[i], *runs[i], results, stacked, seconds)
+                    stored = results, None
+                out[i] = stored
         return [out[i] for i in range(len(runs))]
 
     def get(self, cfg, seeds, datas, stacked: bool, epoch: int) -> dict | None:
@@ -279,9 +281,11 @@ class RunStore:
                           extra.get("threshold"))
                 for s, extra in zip(meta["seeds"], kept)], f"the {meta['page']} page"
 
-    def _write(self, key: str, cfg, seeds, datas, keeps, results, stacked: bool) -> None:
-        """Write the run atomically (history and kept results, then its record), unless a
-        run evaluated at least as often, keeping as much, is stored already."""
+    def _write(self, key: str, cfg, seeds, datas, keeps, results, stacked: bool,
+               seconds: float | None = None) -> None:
+        """Write the run atomically (history and kept results, then its record, with its
+        share of the ``seconds`` its job trained: :func:`training_seconds`), unless a run
+        evaluated at least as often, keeping as much, is stored already."""
         folder = Path(self.folder)
         meta_path = folder / f"{key}.json"
         evaluated = evaluated_epochs(cfg)
@@ -299,7 +303,30 @@ class RunStore:
         atomic_write_text(meta_path, json.dumps({
             "page": self.trainer, "method": cfg.method, "seeds": list(seeds), "evaluated": evaluated,
             "kept": list(keeps), "float32": float32, "portable": portable[0], "same_numbers_as": portable[1:],
-            "trained": trained_on(cfg)}))
+            "trained": {**trained_on(cfg), "seconds": None if seconds is None else round(seconds, 1)}}))
+
+
+def _timed(train, todo: list[int]) -> list[tuple[int, list, float]]:
+    """(index, results, its share of the seconds) of the runs ``todo`` trained together by
+    ``train`` (one job: a trunk, its branches and their stacked seeds)."""
+    if not todo:
+        return []
+    start = time.perf_counter()
+    results = train(todo)
+    share = (time.perf_counter() - start) / len(todo)
+    return [(i, r, share) for i, r in zip(todo, results)]
+
+
+def training_seconds(records) -> dict[str, float]:
+    """{page: seconds} its runs' jobs trained, one worker each, from the run records
+    ``records`` (paths of a store's ``<key>.json``; runs trained before the records held
+    their time are left out): where a build's training time went."""
+    out: dict = {}
+    for path in records:
+        meta = json.loads(Path(path).read_text())
+        if (seconds := meta["trained"].get("seconds")) is not None:
+            out[meta["page"]] = out.get(meta["page"], 0.0) + seconds
+    return dict(sorted(out.items(), key=lambda item: -item[1]))
 
 
 def train_runs(job, datas: list, store: RunStore | None = None) -> list[tuple[list, str | None]]:
