@@ -219,6 +219,28 @@ def test_the_paper_record_is_read_from_its_committed_runs_and_never_trained(tmp_
                                   check_dtype=False)
 
 
+def test_a_data_set_whose_runs_the_record_holds_is_read_from_it_and_never_trained_twice(tmp_path, monkeypatch):
+    """At `cpu` the synthetic task is at the paper's settings, so the comparison's runs are the
+    record's (the same keys): read from the record in every build, `FRESH=1` too; a data set
+    whose runs the record lacks is trained as before."""
+    def no_training(*args, **kwargs):
+        raise AssertionError("trained a run that the record holds")
+    monkeypatch.setattr(standing, "RECORD_RUNS", tmp_path / "record")
+    (tmp_path / "record").mkdir()
+    page = page_at("smoke", compared={"synthetic": ["nnpu", "nnpusb"]}, output_dir=str(tmp_path / "build"))
+    trained, _ = standing.run_standing(page, {"synthetic": comparison_page(page, "synthetic")})
+    assert any(trainer is None for _, trainer in page.sources)          # not in the record: trained
+    commit_runs(tmp_path / "build" / "runs", tmp_path / "record")
+    monkeypatch.setenv("PUSUPPORT_FRESH", "1")
+    monkeypatch.setattr("pusupport.core.training.fit", no_training)
+    fresh = replace(page, output_dir=tmp_path / "fresh", sources=[])
+    read, meta = standing.run_standing(fresh, {"synthetic": comparison_page(fresh, "synthetic")})
+    assert meta["synthetic"]["status"] == "run" and fresh.sources
+    assert all(trainer is not None and "committed" in trainer for _, trainer in fresh.sources)
+    pd.testing.assert_frame_equal(read.drop(columns="wall_time"), trained.drop(columns="wall_time"),
+                                  check_dtype=False)
+
+
 def test_the_record_is_the_paper_plan_on_the_synthetic_task_read_from_its_own_folder():
     from pusupport.book.pages import record_of
     from pusupport.book.reference import REFERENCE

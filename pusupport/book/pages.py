@@ -20,7 +20,7 @@ from .experiment import OPT_INT, Experiment
 from .injected import injected_names
 from .page import Page
 from .paper import CHECKPOINTS, PAPER, PROFILES
-from .reference import REFERENCE
+from .reference import record_runs
 
 __all__ = ["Page", "comparison_page", "record_of", "resolve_page"]
 
@@ -138,4 +138,4 @@ def record_of(page: Page, name: str, profile: str, **parameters) -> Page:
     given = {**{k: None for k in experiment.parameters}, "profile": profile, "device": page.device,
              "seeds": None, "data_dir": str(page.data_dir), "output_dir": str(page.output_dir),
              "dry_run": 0, "checkpoints": False, "runner": None, **parameters}
-    return replace(_resolve(experiment.name, given), name=name, committed=REFERENCE / profile / name / "runs")
+    return replace(_resolve(experiment.name, given), name=name, committed=record_runs(profile, name))

@@ -24,6 +24,11 @@ ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "results" / "reference"
 
 
+def record_runs(profile: str, name: str) -> Path:
+    """Where the runs of a page's record ``name`` at ``profile`` are committed."""
+    return REFERENCE / profile / name / "runs"
+
+
 def fingerprint(values: dict) -> str:
     """A short, stable hash of settings (``values`` must be JSON-able)."""
     text = json.dumps(values, sort_keys=True, default=str)
