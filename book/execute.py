@@ -348,8 +348,8 @@ def training_profile(spent: dict, workers: int) -> str:
     (:func:`~pusupport.book.store.training_seconds`), longest first, and their sum."""
     total = sum(spent.values())
     pages = ", ".join(f"{page} {seconds / 60:.1f}" for page, seconds in spent.items())
-    return (f"training, in minutes of one worker: {pages}; {total / 60:.0f} in all, about "
-            f"{total / 60 / max(1, workers):.0f} min on {workers} worker{'s' * (workers > 1)}")
+    return (f"training, in minutes of one worker: {pages}; {total / 60:.1f} in all, about "
+            f"{total / 60 / max(1, workers):.1f} min on {workers} worker{'s' * (workers > 1)}")
 
 
 def page_parameters(given: list[str], only, error) -> dict:

@@ -383,5 +383,5 @@ def test_a_build_says_what_becomes_of_the_runs_it_trained(tmp_path, monkeypatch)
 def test_a_build_says_where_its_training_time_went():
     said = execute.training_profile({"readings": 1380.0, "standing": 840.0, "synthetic": 300.0}, 2)
     assert said == ("training, in minutes of one worker: readings 23.0, standing 14.0, synthetic "
-                    "5.0; 42 in all, about 21 min on 2 workers")
-    assert execute.training_profile({"synthetic": 120.0}, 1).endswith("about 2 min on 1 worker")
+                    "5.0; 42.0 in all, about 21.0 min on 2 workers")
+    assert execute.training_profile({"prior": 18.0}, 1).endswith("0.3 in all, about 0.3 min on 1 worker")
