@@ -17,6 +17,7 @@ Nothing imports this module unless fan-out was asked for, so Ray stays optional.
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import replace
 
 from ..core.runtime import SHARED, measured
@@ -200,9 +201,12 @@ def fan_out(jobs: list, runner: dict, store=None, built: dict | None = None) -> 
         if ray.get(claims.take.remote(i)):
             ray.cancel(refs[i])
             out[i] = train_runs(jobs[i], datas[i], store)
-    print(f"{len(jobs)} jobs as Ray tasks: {len(jobs) - len(out)} on workers, {len(out)} in "
-          "this page", flush=True)
+    start = time.perf_counter()
     done = [out[i] if i in out else ray.get(ref) for i, ref in enumerate(refs)]
+    idle = time.perf_counter() - start
+    print(f"{len(jobs)} jobs as Ray tasks: {len(jobs) - len(out)} on workers, {len(out)} in this page"
+          + (f"; then {idle:.0f} s waiting for the workers' (the CPU this page holds idle)"
+             if len(out) < len(jobs) else ""), flush=True)
     ray.kill(claims)
     return done
 
