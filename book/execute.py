@@ -449,12 +449,12 @@ def main(argv=None) -> int:
               f"with its error, is in {args.book_dir / 'pages'})", file=sys.stderr)
         return 1
     committed = committed_runs(args.profile)
-    trained = [p for p in (args.output_dir / "runs").glob("*.json") if p.stat().st_mtime >= started
-               and committable(p, committed) is not None]       # not the prior page's 24 MB estimator
+    recent = [p for p in (args.output_dir / "runs").glob("*.json") if p.stat().st_mtime >= started]
+    # not the prior page's 24 MB estimator
+    trained = [p for p in recent if committable(p, committed) is not None]
     if trained and not args.dry_run:
         print(trained_note(len(trained), args.profile, args.output_dir, given), flush=True)
-    spent = training_seconds(p for p in (args.output_dir / "runs").glob("*.json")
-                             if p.stat().st_mtime >= started)
+    spent = training_seconds(recent)
     if spent and not args.dry_run:
         print(training_profile(spent, args.workers), flush=True)
     if not args.no_build:

@@ -249,7 +249,7 @@ class StackedNet:
                  train: bool = True, rows: list[int] | None = None,
                  folded: list | None = None) -> torch.Tensor:
         """Scores (K, B) of inputs (K, B, …); ``mask`` and ``rows``: see :class:`Pass`;
-        ``folded``: the eval-mode layers (:meth:`_folded`), when already folded."""
+        ``folded``: the eval-mode layers (:meth:`_folded`), for ``train=False``."""
         self.steps += train
         K, B = x.shape[:2]
         if isinstance(self.layers[0], StackedConv2d):       # images → (B, K·C, H, W)
@@ -259,7 +259,7 @@ class StackedNet:
         else:                                                # an MLP flattens images
             h = x.reshape(K, B, -1)
         ctx = Pass(K, train, mask, rows or [B] * K, self.gens, self.channels_last)
-        for layer in self.layers if train else folded or self._folded():
+        for layer in self.layers if train else folded:
             h = layer.forward(h, ctx)
         return h.squeeze(-1)
 
@@ -281,7 +281,7 @@ class StackedNet:
         for ``start:stop`` in 0…n, ``batch_size`` rows at a time across the K members (as one
         model scores them): a member's scores do not depend on the rows scored beside them,
         and the 10-seed §4.1 MLP's activations at 4,096 rows a member (49 MB) left the
-        caches, scoring its test set 1.8× slower than at 409."""
+        caches, scoring its test set about 1.8× slower than at 512–1,024 a member."""
         if n == 0:
             return torch.zeros(self.K, 0, device=self.layers[0].params[0].device)
         step = max(1, batch_size // self.K)
