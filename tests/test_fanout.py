@@ -232,3 +232,32 @@ def test_a_run_task_that_starts_after_the_page_closed_its_claims_returns_nothing
         raise ray.exceptions.ActorDiedError()
     monkeypatch.setattr(ray, "get", dead)
     assert cluster._claimed_run(Closed(), 0, {"num_cpus": 1}, None, None) is None
+
+
+def test_the_page_takes_its_costliest_job_first_and_a_worker_the_cheapest(monkeypatch, tmp_path):
+    """Ray starts a page's job tasks cheapest first (the cost model's FLOPs) and the page
+    takes them from the other end, so that the page is not left waiting on a costly job a
+    worker started late. Here no worker has a CPU: the page takes every job, costliest first."""
+    require_ray()
+    import ray
+    from pusupport.book import cluster
+    from pusupport.book.pages import resolve_page
+    from test_pages import params
+    page = resolve_page("readings", **params("readings", profile="smoke", seeds=[0, 1],
+                                             output_dir=str(tmp_path)))
+    jobs = list(page.resolved().jobs)
+    flops = [job.flops for job in jobs]
+    assert flops != sorted(flops)       # taking the plan's last first would not be costliest first
+    from pusupport.book.cost import run_flops
+    assert sum(flops) == pytest.approx(sum(run_flops(r) for r in page.resolved().priced()))
+    taken = []
+    monkeypatch.setattr(cluster, "train_runs", lambda job, datas, store=None: taken.append(job) or job.labels)
+    ray.init(num_cpus=0, include_dashboard=False, logging_level="ERROR")
+    try:
+        runner = {"address": ray.get_runtime_context().gcs_address, "task": {"num_cpus": 1}}
+        out = cluster.fan_out(jobs, runner)
+    finally:
+        ray.shutdown()
+    assert out == [job.labels for job in jobs]                 # each job's result in its place
+    assert [job.flops for job in taken] == sorted(flops, reverse=True)
+    assert cluster.claim_order(jobs) == sorted(range(len(jobs)), key=flops.__getitem__)

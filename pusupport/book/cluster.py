@@ -177,7 +177,8 @@ def fan_out(jobs: list, runner: dict, store=None, built: dict | None = None) -> 
     """``[train_runs(job, its data, store) for job in jobs]``
     (:func:`pusupport.book.store.train_runs`), the jobs as Ray tasks on the cluster of
     ``runner`` (``{"address", "task", "gpu_memory"}``; on GPUs, N runs a GPU where they
-    share one: :func:`job_task`), the page taking the ones no worker has started (last first).
+    share one: :func:`job_task`), the page taking the ones no worker has started, in
+    :func:`claim_order`: the page its costliest first, a worker that frees up the cheapest.
 
     Every seed's data is built here, once (``built``: data built already, by
     :meth:`~pusupport.book.plan.Job.datas`), and put in the object store once.
@@ -192,23 +193,33 @@ def fan_out(jobs: list, runner: dict, store=None, built: dict | None = None) -> 
     claims = ray.remote(num_cpus=0)(Claims).remote()
     remote = ray.remote(_claimed_run)
     tasks = [job_task(runner["task"], job, runner.get("gpu_memory")) for job in jobs]
-    refs = [remote.options(**task, max_retries=0).remote(
-                claims, i, task, _without_data(job), store,                 # data travel apart
-                *[shared[r.data, r.prior, s] for r in job.runs for s in job.seeds])
-            for i, (job, task) in enumerate(zip(jobs, tasks))]
+    order = claim_order(jobs)
+    refs = {i: remote.options(**tasks[i], max_retries=0).remote(     # Ray starts them in this order
+                claims, i, tasks[i], _without_data(jobs[i]), store,         # data travel apart
+                *[shared[r.data, r.prior, s] for r in jobs[i].runs for s in jobs[i].seeds])
+            for i in order}
     out = {}
-    for i in reversed(range(len(jobs))):
+    for i in reversed(order):
         if ray.get(claims.take.remote(i)):
             ray.cancel(refs[i])
             out[i] = train_runs(jobs[i], datas[i], store)
     start = time.perf_counter()
-    done = [out[i] if i in out else ray.get(ref) for i, ref in enumerate(refs)]
+    done = [out[i] if i in out else ray.get(refs[i]) for i in range(len(jobs))]
     idle = time.perf_counter() - start
     print(f"{len(jobs)} jobs as Ray tasks: {len(jobs) - len(out)} on workers, {len(out)} in this page"
           + (f"; then {idle:.0f} s waiting for the workers' (the CPU this page holds idle)"
              if len(out) < len(jobs) else ""), flush=True)
     ray.kill(claims)
     return done
+
+
+def claim_order(jobs: list) -> list[int]:
+    """The indices of ``jobs``, cheapest first by the cost model
+    (:attr:`~pusupport.book.plan.Job.flops`): the order workers start them in, while the
+    page takes them from the other end. A page that took its cheap jobs first waited
+    idle for the costly one a worker had started late: the readings page, its 20-minute
+    job on a worker, waited 836 s in a fresh ``cpu`` build (2-core Xeon, 2026-11-29)."""
+    return sorted(range(len(jobs)), key=lambda i: jobs[i].flops)
 
 
 def job_task(task: dict, job, gpu_memory: float | None = None) -> dict:

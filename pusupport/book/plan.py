@@ -16,7 +16,7 @@ from ..core.forks import fork_epoch, trunks
 from ..core.methods import get_method
 from ..core.runtime import SETTINGS_STACKED, STACKED, measured
 from ..core.groups import PER_MEMBER
-from .cost import Run, run_memory
+from .cost import Run, run_flops, run_memory
 
 #: What a driver may keep of a run beside its history (fields of
 #: :class:`~pusupport.core.training.RunResult`): the trained model, the selected set S,
@@ -117,6 +117,20 @@ class Job:
         parent = trunks([(r.data, r.prior) for r in self.runs], self.configs)
         return {i: (p, fork_epoch(self.runs[i].cfg)) for i, p in enumerate(parent) if p is not None}
 
+    def priced(self) -> list[Run]:
+        """The cost model's :class:`~pusupport.book.cost.Run` of each of its runs, as this job
+        trains them (a forked run from its fork on)."""
+        return [Run(r.cfg, r.sizes, len(self.seeds), self.stacked, r.scored,
+                    first=self.forks.get(i, (None, 0))[1] + 1) for i, r in enumerate(self.runs)]
+
+    @property
+    def flops(self) -> float:
+        """FLOPs of training this job, as the cost model counts them
+        (:func:`~pusupport.book.cost.run_flops`); 0 where a run's sizes are unknown."""
+        if any(r.sizes is None for r in self.runs):
+            return 0.0
+        return sum(run_flops(run) for run in self.priced())
+
     @property
     def memory(self) -> float | None:
         """Peak bytes of training this job, as the cost model counts them
@@ -154,9 +168,7 @@ class Plan:
     def priced(self) -> list[Run]:
         """The cost model's :class:`~pusupport.book.cost.Run` of each run of each job, as the
         layout trains it (a forked run from its fork on)."""
-        return [Run(r.cfg, r.sizes, len(job.seeds), job.stacked, r.scored,
-                    first=job.forks.get(i, (None, 0))[1] + 1)
-                for job in self.jobs for i, r in enumerate(job.runs)]
+        return [run for job in self.jobs for run in job.priced()]
 
 
 def stacks(run: Planned, device: str) -> bool:
