@@ -11,10 +11,10 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pandas as pd
 import pytest
-from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parent.parent
 EXECUTE = ROOT / "book" / "execute.py"
