@@ -37,19 +37,21 @@ def assert_same(forked, alone):
 
 def test_stacked_runs_fork_at_each_first_selection_and_equal_their_runs_alone(monkeypatch):
     """nnPU trains 3 epochs; two aaPU runs join it there, a third at epoch 5; the clamp
-    reading forks from nnPU clamped; nnPU with the sigmoid loss shares nothing."""
+    reading forks from nnPU clamped; S added to P everywhere (naive) from nnPU; nnPU with
+    the sigmoid loss shares nothing."""
     runs = [dict(method="nnpu"), dict(method="aapu", n_select=5, select_from=3),
             dict(method="aapu", n_select=5, select_from=3, s_weight="union"),
             dict(method="aapu", n_select=3, select_from=5, allow_repick=False),
             dict(method="nnpu", correction="clamp"),
             dict(method="aapu", n_select=5, select_from=3, correction="clamp"),
-            dict(method="nnpu", loss="sigmoid")]
+            dict(method="nnpu", loss="sigmoid"),
+            dict(method="naive", n_select=5, select_from=3)]
     configs = [TrainConfig(**BASE, **r) for r in runs]
     calls = stages(monkeypatch)
     together = train_grid(data, SEEDS, configs)
     K = len(SEEDS)
     assert [(len(m), after, stop) for m, after, stop in calls] == [
-        (3 * K, None, 3), (6 * K, 3, 5), (7 * K, 5, None)]
+        (3 * K, None, 3), (7 * K, 3, 5), (8 * K, 5, None)]
     monkeypatch.undo()
     for config, results in zip(configs, together):
         for seed, forked in zip(SEEDS, results):
@@ -88,8 +90,9 @@ def test_what_forks_from_what():
             ("d0", cfg(method="aapu", select_from=9)),                 # selects only at the end
             ("d0", cfg(method="aapu", select_from=4, dry_run=1)),      # a dry run
             ("d0", cfg(method="upu")),
-            ("d0", cfg(method="aapu_oracle", select_from=2, n_select=3, progress=True))]
-    assert forks.trunks(*map(list, zip(*runs))) == [None, 0, None, None, None, None, None, 0]
+            ("d0", cfg(method="aapu_oracle", select_from=2, n_select=3, progress=True)),
+            ("d0", cfg(method="naive", select_from=4))]
+    assert forks.trunks(*map(list, zip(*runs))) == [None, 0, None, None, None, None, None, 0, 0]
 
 
 @pytest.mark.parametrize("model, make", [("mlp", data), ("kiryo_cnn", images)])

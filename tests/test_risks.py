@@ -368,6 +368,11 @@ def test_padded_s_entries_are_masked_out():
     r = aapu_risk(gp, gu, g_s, PRIOR, s_mask=mask)
     assert float(r.positive[0]) == pytest.approx(float(aapu_risk(gp[0], gu[0], g_s[0, :1], PRIOR).positive))
     assert float(r.positive[1]) == pytest.approx(float(aapu_risk(gp[1], gu[1], g_s[1], PRIOR).positive))
+    naive = naive_risk(gp, gu, g_s, PRIOR, s_mask=mask)
+    for k, real in enumerate((g_s[0, :1], g_s[1])):
+        alone = naive_risk(gp[k], gu[k], real, PRIOR)
+        for field in ("value", "positive", "negative"):
+            assert float(getattr(naive, field)[k]) == pytest.approx(float(getattr(alone, field)))
 
 
 def test_naive_risk_passes_gamma_on():

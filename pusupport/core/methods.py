@@ -232,12 +232,11 @@ register(Method("aapu", "aaPU", "nnPU whose positive risk also counts S (§3.3)"
                 departures=(("max(0, ·) read as Kiryo et al.'s rule: a negative R̂_n steps on −γ∇R̂_n",
                              "the paper builds on nnPU; read as a plain clamp it changes nnPU's rule "
                              "too — the readings page and the clamp records judge both"),)))
-# S joins P everywhere; its concatenation of P and S scores cannot take padded S batches.
 register(Method("naive", "S added to P everywhere",
                 "ablation: S added to the labelled positives everywhere", color="#9467bd",
                 risk=lambda b: naive_risk(b.g_p, b.g_u, b.g_s, b.prior, b.config.loss,
-                                          b.config.beta, b.config.gamma),
-                selects=True, stacks=False, end_epoch=grow_selection, usable=False))
+                                          b.config.beta, b.config.gamma, b.s_mask),
+                selects=True, end_epoch=grow_selection, before_selection="nnpu", usable=False))
 register(Method("pn", "PN", "supervised risk on ±1 labels (Eq. 1): P = +1, the U slot = −1",
                 color="#17becf", risk=lambda b: pn_risk(b.g_p, b.g_u, b.prior, b.config.loss),
                 supervised=True, usable=False))

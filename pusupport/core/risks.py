@@ -161,14 +161,22 @@ def pn_risk(g_p, g_n, prior: float, loss: str = "logistic") -> Risk:
 
 
 def naive_risk(g_p, g_u, g_s, prior: float, loss: str = "logistic",
-                beta: float = 0.0, gamma: float = 1.0) -> Risk:
+                beta: float = 0.0, gamma: float = 1.0, s_mask=None) -> Risk:
     """Ablation: S simply joins the labelled positives everywhere.
 
     nnPU (Eq. 9) with X_p ∪ S as the positive sample — so S enters the positive
     risk *and* the −π·ℓ(−g) correction, with means over |P ∪ S|. The paper argues
-    against this (§3.3): S is biased towards easy positives.
+    against this (§3.3): S is biased towards easy positives. ``s_mask``: as in
+    :func:`aapu_risk`; the means then count S's real entries only.
     """
-    return nnpu_risk(torch.cat([g_p, g_s], -1), g_u, prior, loss, beta, gamma)
+    if s_mask is None:
+        return nnpu_risk(torch.cat([g_p, g_s], -1), g_u, prior, loss, beta, gamma)
+    prior, ell = check_prior(prior), get_loss(loss)
+    _check_scores(g_p, g_u)
+    n = g_p.shape[-1] + s_mask.sum(-1)
+    positive = prior * (ell(g_p).sum(-1) + (ell(g_s) * s_mask).sum(-1)) / n
+    negative = ell(-g_u).mean(-1) - prior * (ell(-g_p).sum(-1) + (ell(-g_s) * s_mask).sum(-1)) / n
+    return _non_negative(positive, negative, beta, gamma)
 
 
 
