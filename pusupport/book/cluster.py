@@ -10,15 +10,19 @@ run's task the same, or 1/N of a GPU where N runs of its model share one
 
 A page waits for its runs while holding its own GPU or CPU. So that pages holding every
 GPU never wait on runs that cannot start, the page also takes runs itself: each run
-starts once — on a worker, or in the page — whichever claims it first (:class:`Claims`).
+starts once — on a worker, or in the page — whichever claims it first (:func:`claim`: a
+file, not a Ray call, since a task blocked in a Ray call lends its CPU or GPU to another).
 
 Nothing imports this module unless fan-out was asked for, so Ray stays optional.
 """
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 import time
 from dataclasses import replace
+from pathlib import Path
 
 from ..core.runtime import SHARED, measured
 from .store import train_runs
@@ -146,28 +150,25 @@ def _absent(page: dict, pages: list[dict]) -> set:
     return set(page.get("after", ())) - {p["page"] for p in pages}
 
 
-class Claims:
-    """Ray actor: which of a page's runs have been claimed; each run is claimed once."""
+def claim(claims: str, key) -> bool:
+    """True for the first process that claims ``key`` in the folder ``claims`` (a file
+    created once); False once the page has closed the claims (the folder removed).
 
-    def __init__(self):
-        self.taken = set()
-
-    def take(self, key) -> bool:
-        """True for the first caller that claims ``key``."""
-        first = key not in self.taken
-        self.taken.add(key)
-        return first
-
-
-def _claimed_run(claims, key, task: dict, job, store, *datas):
-    """Ray task: the job, unless the page already took it (then None); ``datas``: the
-    job's data, run-major (each run's seeds in turn)."""
-    ray = import_ray()
+    Not a Ray call: a task blocked in ``ray.get`` lends its CPU or GPU to a queued task
+    (Ray's rule against deadlock), so a job task that asked an actor trained beside the
+    task that took its CPU — three processes on two cores in a fresh ``cpu`` build."""
     try:
-        if not ray.get(claims.take.remote(key)):
-            return None
-    except ray.exceptions.RayActorError:     # started after the page took every job and closed
-        return None                          # the claims (all its runs read from the store)
+        os.close(os.open(os.path.join(claims, str(key)), os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except (FileExistsError, FileNotFoundError):
+        return False
+    return True
+
+
+def _claimed_run(claims: str, key, task: dict, job, store, *datas):
+    """Ray task: the job, unless the page or another worker claimed it first (then None);
+    ``datas``: the job's data, run-major (each run's seeds in turn)."""
+    if not claim(claims, key):
+        return None
     limit_threads(task)
     flat = iter(datas)
     return train_runs(job, [[next(flat) for _ in job.seeds] for _ in job.runs], store)
@@ -190,26 +191,31 @@ def fan_out(jobs: list, runner: dict, store=None, built: dict | None = None) -> 
     datas = [job.datas(built) for job in jobs]
     for key, data in built.items():
         shared[key] = ray.put(data)
-    claims = ray.remote(num_cpus=0)(Claims).remote()
-    remote = ray.remote(_claimed_run)
-    tasks = [job_task(runner["task"], job, runner.get("gpu_memory")) for job in jobs]
-    order = claim_order(jobs)
-    refs = {i: remote.options(**tasks[i], max_retries=0).remote(     # Ray starts them in this order
-                claims, i, tasks[i], _without_data(jobs[i]), store,         # data travel apart
-                *[shared[r.data, r.prior, s] for r in jobs[i].runs for s in jobs[i].seeds])
-            for i in order}
-    out = {}
-    for i in reversed(order):
-        if ray.get(claims.take.remote(i)):
-            ray.cancel(refs[i])
-            out[i] = train_runs(jobs[i], datas[i], store)
-    start = time.perf_counter()
-    done = [out[i] if i in out else ray.get(refs[i]) for i in range(len(jobs))]
-    idle = time.perf_counter() - start
+    # the claims beside the run store, which every node sees (a local folder without one)
+    if store is not None:
+        Path(store.folder).mkdir(parents=True, exist_ok=True)
+    claims = tempfile.mkdtemp(prefix=".claims-", dir=None if store is None else store.folder)
+    try:
+        remote = ray.remote(_claimed_run)
+        tasks = [job_task(runner["task"], job, runner.get("gpu_memory")) for job in jobs]
+        order = claim_order(jobs)
+        refs = {i: remote.options(**tasks[i], max_retries=0).remote(     # Ray starts them in this order
+                    claims, i, tasks[i], _without_data(jobs[i]), store,         # data travel apart
+                    *[shared[r.data, r.prior, s] for r in jobs[i].runs for s in jobs[i].seeds])
+                for i in order}
+        out = {}
+        for i in reversed(order):
+            if claim(claims, i):
+                ray.cancel(refs[i])
+                out[i] = train_runs(jobs[i], datas[i], store)
+        start = time.perf_counter()
+        done = [out[i] if i in out else ray.get(refs[i]) for i in range(len(jobs))]
+        idle = time.perf_counter() - start
+    finally:
+        shutil.rmtree(claims, ignore_errors=True)    # a task starting later finds nothing to claim
     print(f"{len(jobs)} jobs as Ray tasks: {len(jobs) - len(out)} on workers, {len(out)} in this page"
           + (f"; then {idle:.0f} s waiting for the workers' (the CPU this page holds idle)"
              if len(out) < len(jobs) else ""), flush=True)
-    ray.kill(claims)
     return done
 
 
