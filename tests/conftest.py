@@ -19,8 +19,8 @@ def computed_afresh():
     what the identity's tests check runs in them (a mutation run forks every mutant from a
     process that has run the tests once, its caches full)."""
     from pusupport.core import identity
-    identity.meaning.cache_clear()
-    identity._shown.cache_clear()
+    for cached in (identity.meaning, identity._shown, identity._registers, identity._imported):
+        cached.cache_clear()
     identity._SUMS.clear()
 
 

@@ -2,6 +2,7 @@
 import os
 import pickle
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -101,6 +102,25 @@ def test_fashion_mnist_gz_files_are_unpacked_whole_or_not_at_all(tmp_path, monke
     assert data.x_train.shape == (12, 1, 28, 28) and data.x_test.shape == (6, 1, 28, 28)
     assert data.y_train.tolist() == [i % 10 for i in range(12)]
 
+
+
+def test_fashion_mnist_is_read_from_its_cache_until_a_raw_file_changes(tmp_path, monkeypatch):
+    """The decoded tensors are cached (a build reading them needs no torchvision); a raw
+    file replaced is decoded again, never answered from the cache."""
+    import shutil
+    import pusupport.data.datasets as datasets
+    raw = tmp_path / "FashionMNIST" / "raw"
+    write_fashion_mnist_gz(raw)
+    first = load_fashion_mnist(tmp_path, download=False)
+    with monkeypatch.context() as no_torchvision:                     # importing it fails
+        for name in ("torchvision", "torchvision.datasets"):
+            no_torchvision.setitem(sys.modules, name, None)
+        again = load_fashion_mnist(tmp_path, download=False)
+    assert torch.equal(again.x_train, first.x_train) and again.classes == first.classes
+    shutil.rmtree(raw)
+    write_fashion_mnist_gz(raw, n_train=20)
+    with pytest.warns(UserWarning, match="stale; rebuilding"):
+        assert load_fashion_mnist(tmp_path, download=False).x_train.shape == (20, 1, 28, 28)
 
 # ------------------------------------------------------------------ CIFAR-100 official format
 

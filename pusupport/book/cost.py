@@ -1,6 +1,8 @@
 """What each page costs at the ``paper`` profile, before it runs: FLOPs, peak memory, GPU time.
 
-FLOPs come from the layer shapes (forward hooks on one example, on the meta device):
+FLOPs come from the layer shapes (forward hooks on one example; the network is built on the
+meta device and given uninitialised CPU memory, which costs no initialisation, while a meta
+forward's BatchNorm imports torch._dynamo, 3 s of every page):
 a Linear or Conv2d layer costs 2 FLOPs per multiply-add; BatchNorm, activations and
 pooling one FLOP per output element; Dropout and Flatten nothing. 20 Newsgroups' first
 layer is sparse and counted as ``torch.sparse.mm`` computes it, 2 FLOPs per non-zero
@@ -125,6 +127,7 @@ def _model(model: ModelConfig, shape: tuple, nnz: int | None) -> tuple[int, int,
     """(forward FLOPs, activation elements, parameters) of one example."""
     with torch.device("meta"):
         net = build_model(model, (1, *shape)).eval()
+    net = net.to_empty(device="cpu")
     flops, elements = 0, math.prod(shape) if nnz is None else nnz
 
     def count(layer, inputs, output):
@@ -140,7 +143,8 @@ def _model(model: ModelConfig, shape: tuple, nnz: int | None) -> tuple[int, int,
 
     for layer in net.layers():
         layer.register_forward_hook(count)
-    net(torch.empty(1, *shape, device="meta"))
+    with torch.no_grad():
+        net(torch.zeros(1, *shape))
     return flops, elements, sum(p.numel() for p in net.parameters())
 
 

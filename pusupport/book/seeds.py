@@ -9,6 +9,8 @@ import numpy as np
 ALPHA, STRONG = 0.05, 0.01
 #: The power and the true gain (a share of Δ) at which :func:`seeds_needed` advises.
 POWER, ALTERNATIVE = 0.80, 0.5
+#: Seed counts :func:`seeds_needed` tries at once.
+TRIED = 64
 
 
 def min_seeds(family: int = 1) -> int:
@@ -46,9 +48,14 @@ def seeds_needed(sd: float, margin: float, n: int, family: int = 1, most: int = 
                  test_var: float = 0.0) -> int | None:
     """The fewest seeds, more than ``n`` and at least :func:`min_seeds` of the family, that
     decide with :data:`POWER` at a true gain of Δ/2 (:func:`decides`, the family's critical
-    values) at this per-seed SD and test-set variance; None beyond ``most``."""
+    values) at this per-seed SD and test-set variance; None beyond ``most``. The seeds are
+    tried :data:`TRIED` at a time, fewest first (each count's chance is its own: the same in
+    any batch), so that an answer of a few dozen costs one batch, not a thousand."""
     k = np.arange(max(n + 1, min_seeds(family), 2), most + 1)
     if not sd > 0 and not test_var > 0:
         return int(k[0]) if len(k) else None
-    enough = np.flatnonzero(decides(k, sd, margin, family, test_var=test_var) >= POWER)
-    return int(k[enough[0]]) if len(enough) else None
+    for batch in np.split(k, range(TRIED, len(k), TRIED)):
+        enough = np.flatnonzero(decides(batch, sd, margin, family, test_var=test_var) >= POWER)
+        if len(enough):
+            return int(batch[enough[0]])
+    return None

@@ -146,21 +146,25 @@ BASELINES = "core/baselines/"
 def _registered(sources) -> dict[str, str]:
     """{method name: the module of :data:`BASELINES` that registers it}, read from the
     ``register(Method("name", …))`` calls in the source text."""
-    found = {}
-    for name, text in sources:
-        if name.startswith(BASELINES):
-            for node in ast.walk(ast.parse(text)):
-                if (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "register"
-                        and node.args and isinstance(node.args[0], ast.Call) and node.args[0].args
-                        and _is_text(node.args[0].args[0])):
-                    found[node.args[0].args[0].value] = name
-    return found
+    return {method: name for name, text in sources if name.startswith(BASELINES)
+            for method in _registers(text)}
 
 
-def _imported(text) -> set[str]:
+@lru_cache(maxsize=None)
+def _registers(text) -> tuple[str, ...]:
+    """The method names a module's text registers: parsed once per text, as every run's key
+    asks (the standing page keys 96 runs)."""
+    return tuple(node.args[0].args[0].value for node in ast.walk(ast.parse(text))
+                 if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "register"
+                 and node.args and isinstance(node.args[0], ast.Call) and node.args[0].args
+                 and _is_text(node.args[0].args[0]))
+
+
+@lru_cache(maxsize=None)
+def _imported(text) -> frozenset[str]:
     """The modules of :data:`BASELINES` that a module there imports (``from .x import``)."""
-    return {f"{BASELINES}{node.module}.py" for node in ast.walk(ast.parse(text))
-            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module}
+    return frozenset(f"{BASELINES}{node.module}.py" for node in ast.walk(ast.parse(text))
+                     if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module)
 
 
 def _used_by(methods, sources) -> set[str]:

@@ -95,11 +95,12 @@ FASHION_MNIST_FILES = ["train-images-idx3-ubyte", "train-labels-idx1-ubyte",
 
 
 def load_fashion_mnist(data_dir=None, download: bool = True) -> LabeledData:
-    """Fashion-MNIST through torchvision (raw files in ``<data_dir>/FashionMNIST/raw``).
+    """Fashion-MNIST through torchvision (raw files in ``<data_dir>/FashionMNIST/raw``),
+    decoded once and cached: a build that reads the cache imports no torchvision (3 s, its
+    models import torch._dynamo).
 
     Images are 1×28×28 uint8.
     """
-    from torchvision.datasets import FashionMNIST
     root = data_root(data_dir)
     raw = root / "FashionMNIST" / "raw"
     for f in FASHION_MNIST_FILES:          # accept the .gz files alone (as Debian ships them)
@@ -108,15 +109,23 @@ def load_fashion_mnist(data_dir=None, download: bool = True) -> LabeledData:
                 shutil.copyfileobj(src, dst)
     have = all((raw / f).exists() for f in FASHION_MNIST_FILES)
     if not have and download:
+        from torchvision.datasets import FashionMNIST
         fetch_official(lambda where: FashionMNIST(where, download=True), "Fashion-MNIST", root,
                   [f"FashionMNIST/raw/{f}" for f in FASHION_MNIST_FILES])
         have = True
     if not have:
         raise DatasetNotFoundError("Fashion-MNIST", root, [f"FashionMNIST/raw/{f}[.gz]"
                                    for f in FASHION_MNIST_FILES], "the official files through torchvision")
-    train, test = FashionMNIST(root, train=True), FashionMNIST(root, train=False)
-    return LabeledData(train.data.unsqueeze(1), train.targets, test.data.unsqueeze(1), test.targets,
-                       list(train.classes))
+
+    def build():
+        from torchvision.datasets import FashionMNIST
+        train, test = FashionMNIST(root, train=True), FashionMNIST(root, train=False)
+        return {"train": (train.data.unsqueeze(1), train.targets), "test": (test.data.unsqueeze(1), test.targets),
+                "classes": list(train.classes)}
+    stats = {f: (raw / f).stat() for f in FASHION_MNIST_FILES}       # a file replaced: rebuilt
+    signature = {"path": str(raw.resolve()), **{f: [s.st_size, s.st_mtime_ns] for f, s in stats.items()}}
+    data = cached(root, "fashion-mnist", signature, build)
+    return LabeledData(*data["train"], *data["test"], data["classes"])
 
 
 # ---------------------------------------------------------------- 20 Newsgroups

@@ -3,6 +3,7 @@ files to predict on. Every unreadable file is named; greyscale stays one channel
 from __future__ import annotations
 
 import hashlib
+import os
 import warnings
 from pathlib import Path
 
@@ -26,23 +27,22 @@ def image_size_pair(image_size) -> tuple[int, int] | None:
 
 
 def _list_images(folder: Path):
-    classes = sorted(d.name for d in folder.iterdir() if d.is_dir())
-    files, labels = [], []
+    """The class folders, their images' paths (str, by name in each), each image's class
+    index, and a digest of every image's class folder, name, size and modification time:
+    moving, renaming, replacing or adding an image changes it (and so rebuilds the cache).
+    One ``os.scandir`` pass, no Path per file: CIFAR-10's 60,000 files took 2.2 s a load
+    through ``pathlib``."""
+    classes = sorted(e.name for e in os.scandir(folder) if e.is_dir())
+    files, labels, digest = [], [], hashlib.sha1()
     for k, c in enumerate(classes):
-        items = sorted(p for p in (folder / c).iterdir() if p.suffix.lower() in IMAGE_EXTENSIONS)
-        files += items
+        items = sorted((e for e in os.scandir(folder / c)
+                        if os.path.splitext(e.name)[1].lower() in IMAGE_EXTENSIONS), key=lambda e: e.name)
+        for e in items:
+            st = e.stat()
+            digest.update(f"{c}/{e.name}:{st.st_size}:{st.st_mtime_ns}\n".encode())
+        files += [e.path for e in items]
         labels += [k] * len(items)
-    return classes, files, labels
-
-
-def _files_digest(folder: Path, files) -> str:
-    """A digest of every file's class folder, name, size and modification time: moving,
-    renaming, replacing or adding an image changes it (and so rebuilds the cache)."""
-    digest = hashlib.sha1()
-    for f in files:
-        st = f.stat()
-        digest.update(f"{f.relative_to(folder)}:{st.st_size}:{st.st_mtime_ns}\n".encode())
-    return digest.hexdigest()
+    return classes, files, labels, digest.hexdigest()
 
 
 def _decode(path: Path, mode):
@@ -122,25 +122,25 @@ def load_image_folder(path, image_size=None, data_dir=None, skip_unreadable: boo
     if not listed["train"][1]:
         raise ValueError(f"{path / 'train'} holds no images ({', '.join(IMAGE_EXTENSIONS)}) in "
                          "class folders")
-    classes, _, labels = listed["train"]
+    classes, _, labels, _ = listed["train"]
     empty = [c for k, c in enumerate(classes) if k not in set(labels)]
     if empty:
         raise ValueError(f"{path / 'train' / empty[0]} holds no images: every class needs "
                          "training images — add some, or remove the folder (from test/ too)")
     signature = {"path": str(path.resolve()), "image_size": image_size_pair(image_size),
                  "skip_unreadable": skip_unreadable,
-                 **{split: _files_digest(path / split, v[1]) for split, v in listed.items()}}
+                 **{split: v[3] for split, v in listed.items()}}
     key = "imagefolder-" + hashlib.sha1(repr((signature["path"], signature["image_size"],
                                               skip_unreadable)).encode()).hexdigest()[:12]
 
     def build():
         out = {}
-        for split, (_, files, labels) in listed.items():
+        for split, (_, files, labels, _) in listed.items():
             if not files:
                 out[split] = (torch.zeros(0, 3, *(image_size_pair(image_size) or (1, 1)),
                                           dtype=torch.uint8), torch.zeros(0, dtype=torch.long))
                 continue
-            x, kept = decode_images(files, image_size, skip_unreadable)
+            x, kept = decode_images([Path(f) for f in files], image_size, skip_unreadable)
             out[split] = (x, torch.tensor(labels)[kept])
         if len({x.shape[1] for x, _ in out.values() if len(x)}) > 1:     # colour in one split only
             out = {split: (x.expand(-1, 3, -1, -1).contiguous() if x.shape[1] == 1 else x, y)
