@@ -103,12 +103,10 @@ def test_fashion_mnist_gz_files_are_unpacked_whole_or_not_at_all(tmp_path, monke
     assert data.y_train.tolist() == [i % 10 for i in range(12)]
 
 
-
 def test_fashion_mnist_is_read_from_its_cache_until_a_raw_file_changes(tmp_path, monkeypatch):
     """The decoded tensors are cached (a build reading them needs no torchvision); a raw
     file replaced is decoded again, never answered from the cache."""
     import shutil
-    import pusupport.data.datasets as datasets
     raw = tmp_path / "FashionMNIST" / "raw"
     write_fashion_mnist_gz(raw)
     first = load_fashion_mnist(tmp_path, download=False)
