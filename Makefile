@@ -126,13 +126,13 @@ results: setup data
 # one to each (tests/conftest.py) — 2 threads each oversubscribe the
 # 2 cores: 18.6 min against 9.8 on a fresh clone), then every page in the `smoke` profile
 # and a book build, two pages at a time with Ray as `make book` runs them, then the checks on
-# that build (tests marked `book`: one runs five pages again serially, one of each kind of job,
-# and must get the same results) and nbval on the executed pages, two notebooks at a time, each
-# notebook's cells in order in one kernel (`--dist loadscope`). nbval's run is the book
-# built a second time into the same output folder, so it must train nothing: every run is in
-# the run store; tests/no_training (on PYTHONPATH) makes any training fail. The pages run one thread
-# per process, as each Ray task does: a convolution's gradients differ in the last bits
-# with the number of threads.
+# that build (tests marked `book`, two processes: one runs five pages again serially, one of
+# each kind of job, in two groups side by side, and must get the same results) and nbval on
+# the executed pages, two notebooks at a time, each notebook's cells in order in one kernel
+# (`--dist loadscope`). nbval's run is the book built a second time into the same output
+# folder, so it must train nothing: every run is in the run store; tests/no_training (on
+# PYTHONPATH) makes any training fail. The pages run one thread per process, as each Ray
+# task does: a convolution's gradients differ in the last bits with the number of threads.
 ONE_THREAD := OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
 test: export TQDM_DISABLE = 1
 test: export PUSUPPORT_DATA = $(DATA_DIR)
@@ -143,7 +143,7 @@ test: setup data
 	rm -rf $(SMOKE)
 	$(ONE_THREAD) $(PY) book/execute.py --profile smoke --workers 2 --data-dir $(DATA_DIR) \
 	  --book-dir $(SMOKE) --output-dir $(SMOKE)/results
-	$(ONE_THREAD) $(PY) -m pytest -m book tests
+	$(ONE_THREAD) $(PY) -m pytest -m book -n 2 tests
 	PYTHONPATH=$(CURDIR)/tests/no_training $(ONE_THREAD) $(PY) -m pytest -n 2 --dist loadscope --nbval-lax \
 	  --nbval-sanitize-with tests/nbval_sanitize.cfg -p no:cacheprovider $(SMOKE)/pages
 

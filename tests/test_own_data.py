@@ -285,6 +285,31 @@ def test_the_own_data_plan_is_priced_at_the_page_s_profile():
         assert aapu.sizes.n_u == (OWN_DATA[profile].get("data", {}).get("n_unlabeled") or 50_000)
 
 
+def test_a_profile_s_test_size_draws_the_test_split_once_and_keeps_a_smaller_one_whole(tmp_path):
+    """At `smoke` the page scores at most 1,000 test rows, as the real-data pages' smoke does
+    (the example's 10,000 CIFAR-10 test images took three scorings of 16 s): one seeded draw
+    for every seed, a smaller split whole, and the cost line prices it."""
+    import pandas as pd
+    from pusupport.apps.own import build_problem
+    from pusupport.apps.reading import load_own
+    from pusupport.book.experiments.own_data import EXPERIMENT
+    rng = np.random.default_rng(0)
+    pd.DataFrame({"a": rng.normal(size=300), "label": np.arange(300) % 3}).to_csv(tmp_path / "t.csv", index=False)
+    mine = load_own(features=tmp_path / "t.csv")
+    whole = mine.labeled.x_test
+    assert len(whole) == 60                                   # a fifth held out
+    drawn = [build_problem(mine, [2], 20, seed, clip=True, n_test=25) for seed in (0, 1)]
+    assert torch.equal(drawn[0].x_test, drawn[1].x_test) and len(drawn[0].x_test) == 25
+    assert all(any(torch.equal(row, w) for w in whole) for row in drawn[0].x_test)
+    assert torch.equal(build_problem(mine, [2], 20, clip=True, n_test=1000).x_test, whole)
+    assert torch.equal(build_problem(mine, [2], 20).x_test, whole)
+    with pytest.raises(ValueError, match="the test split has only 60 rows; set data.n_test"):
+        build_problem(mine, [2], 20, n_test=1000)
+    for profile, n_test in (("smoke", 1000), ("cpu", 10_000)):
+        aapu = next(r for r in EXPERIMENT.runs(profile=profile, device="cpu").runs if r.label == "aapu")
+        assert aapu.sizes.n_test == n_test, profile
+
+
 def test_the_own_data_plan_prices_the_page_s_method_and_only_the_estimate_it_needs():
     """The method and π the page is given reach its plan (its cost line, its dry run): no
     P-vs-U classifiers for a method that reads no π or where π is given; a recipe that

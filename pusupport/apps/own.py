@@ -26,7 +26,7 @@ OWN_DATA = {
     "paper": {"model": dict(name="kiryo_cnn", width=0.25, dropout=0.5), "data": dict(n_labeled=500),
               "train": dict(epochs=50, batch_size=500, lr=1e-4, lr_schedule={}, weight_decay=0.017)},
     "cpu": {"data": dict(n_unlabeled=5000), "train": dict(epochs=8)},
-    "smoke": {"data": dict(n_labeled=50, n_unlabeled=300), "train": dict(epochs=2)},
+    "smoke": {"data": dict(n_labeled=50, n_unlabeled=300, n_test=1000), "train": dict(epochs=2)},
 }
 #: P-vs-U halvings behind an estimate of π from your data (the median of their estimates:
 #: :func:`~pusupport.apps.prior.estimate_prior`). scikit-learn's digits as a folder, 150
@@ -44,12 +44,15 @@ OWN_DATA_ESTIMATOR = {
 
 
 def build_problem(own: OwnData, positive, n_labeled: int | None = None, seed: int = 0,
-                  n_unlabeled: int | None = None, clip: bool = False) -> PUData:
+                  n_unlabeled: int | None = None, clip: bool = False,
+                  n_test: int | None = None) -> PUData:
     """The PU problem (:data:`~pusupport.apps.words.U_MEANING`): ``n_labeled`` (default:
     half) of the training positives are labelled; U is every other training row, or a
-    seeded sample of ``n_unlabeled`` of them; π is the positive fraction of U. With
-    ``clip`` (a profile's sizes), n_labeled and n_unlabeled are capped to the data."""
+    seeded sample of ``n_unlabeled`` of them; π is the positive fraction of U; the test
+    split whole, or ``n_test`` of its rows (one draw for every seed). With ``clip`` (a
+    profile's sizes), n_labeled, n_unlabeled and n_test are capped to the data."""
     from ..core.problem import resolve_classes
+    from ..data.datasets import sample_test_split
     positive = [str(p) for p in ([positive] if isinstance(positive, (str, int)) else positive)]
     pos = torch.tensor(resolve_classes(positive, own.labeled.classes))
     n_pos = int(torch.isin(own.labeled.y_train, pos).sum())
@@ -60,8 +63,8 @@ def build_problem(own: OwnData, positive, n_labeled: int | None = None, seed: in
                          f"training rows hold {n_pos}): label at most {n_pos - 1}")
     rest = len(own.labeled.y_train) - n_labeled
     n_unlabeled = rest if n_unlabeled is None else min(n_unlabeled, rest) if clip else n_unlabeled
-    return make_pu(Path(own.source).name or "own data", own.labeled, positive, n_labeled,
-                   seed=seed, n_unlabeled=n_unlabeled)
+    return make_pu(Path(own.source).name or "own data", sample_test_split(own.labeled, n_test, clip),
+                   positive, n_labeled, seed=seed, n_unlabeled=n_unlabeled)
 
 
 def default_model(own_or_shape) -> ModelConfig:

@@ -13,7 +13,7 @@ def data_for(dataset: str, data: DataConfig, data_dir: Path | None = None, **cha
     :class:`~pusupport.data.DatasetNotFoundError` at once when the data set is neither on
     disk nor downloadable."""
     from ..data.synthetic import synthetic
-    from ..data.datasets import DATASETS, make_pu
+    from ..data.datasets import DATASETS, make_pu, sample_test_split
     from ..core.problem import hold_out
     data = merge(data, changes, "data")
     if dataset == "synthetic":
@@ -26,20 +26,6 @@ def data_for(dataset: str, data: DataConfig, data_dir: Path | None = None, **cha
     if data.validation is None:
         return make
     return lambda seed: hold_out(make(seed), data.validation, seed)
-
-
-def sample_test_split(labeled, n_test: int | None):
-    """``labeled`` with ``n_test`` rows of its test split (None: all of them), drawn once
-    for every seed (a generator seeded 0), so the seeds share one test set as in the paper."""
-    import torch
-    total = len(labeled.y_test)
-    if n_test is None or n_test == total:
-        return labeled
-    if n_test > total:
-        raise ValueError(f"n_test={n_test}: the test split has only {total} rows; set data.n_test "
-                         f"to at most {total}, or None for the whole split")
-    rows = torch.randperm(total, generator=torch.Generator().manual_seed(0))[:n_test].sort().values
-    return replace(labeled, x_test=labeled.x_test[rows], y_test=labeled.y_test[rows])
 
 
 def with_prior(make, prior: float | None):

@@ -203,6 +203,22 @@ DATASETS = {
 }
 
 
+def sample_test_split(labeled: LabeledData, n_test: int | None, clip: bool = False) -> LabeledData:
+    """``labeled`` with ``n_test`` rows of its test split (None: all of them), drawn once
+    for every seed (a generator seeded 0), so the seeds share one test set as in the paper;
+    with ``clip`` (a profile's size on your own data), at most the split's rows."""
+    from dataclasses import replace
+    total = len(labeled.y_test)
+    n_test = min(n_test, total) if clip and n_test is not None else n_test
+    if n_test is None or n_test == total:
+        return labeled
+    if n_test > total:
+        raise ValueError(f"n_test={n_test}: the test split has only {total} rows; set data.n_test "
+                         f"to at most {total}, or None for the whole split")
+    rows = torch.randperm(total, generator=torch.Generator().manual_seed(0))[:n_test].sort().values
+    return replace(labeled, x_test=labeled.x_test[rows], y_test=labeled.y_test[rows])
+
+
 def load_pu(name: str, data_dir=None, n_labeled: int = 1000, seed: int = 0, positive=None,
             n_unlabeled: int | None = None, prior: float | None = None, download: bool = True,
             **load_kwargs) -> PUData:

@@ -35,7 +35,7 @@ def own_data_settings(page: Page) -> dict:
             "label_column": p.get("label_column") or "label",
             "positive_classes": [str(c) for c in positive or ["positive"]], "image_size": p.get("image_size"),
             "prior": p.get("prior"), "model": None if p.get("model") is None else as_model_config(p["model"]),
-            "n_labeled": s.data.n_labeled, "n_unlabeled": s.data.n_unlabeled,
+            "n_labeled": s.data.n_labeled, "n_unlabeled": s.data.n_unlabeled, "n_test": s.data.n_test,
             "train": replace(s.train, device=page.device, seed=page.seeds[0],
                              checkpoint_dir=str(page.results_dir / "checkpoints")
                              if page.checkpoints else None),
@@ -118,7 +118,8 @@ def plan(s, profile: str = "paper", method: str = "aapu", prior: float | None = 
     (:func:`pusupport.apps.own.fit`), priced as one run of twice its epochs, the most
     that can take."""
     from ...core.methods import get_method
-    data = {"n_labeled": s.data.n_labeled, "n_unlabeled": s.data.n_unlabeled}
+    data = {"n_labeled": s.data.n_labeled, "n_unlabeled": s.data.n_unlabeled,
+            **({"n_test": s.data.n_test} if s.data.n_test else {})}     # a smoke page's test rows
     chosen = get_method(check_method(method, prior))
     cfg = train_config(data_sizes("cifar10", s.data).n_u, s.model, method, base=s.train)
     train = {"epochs": cfg.epochs * (2 if chosen.stop else 1), "n_select": cfg.n_select,
