@@ -10,6 +10,7 @@ from __future__ import annotations
 import gzip
 import pickle
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -207,7 +208,6 @@ def sample_test_split(labeled: LabeledData, n_test: int | None, clip: bool = Fal
     """``labeled`` with ``n_test`` rows of its test split (None: all of them), drawn once
     for every seed (a generator seeded 0), so the seeds share one test set as in the paper;
     with ``clip`` (a profile's size on your own data), at most the split's rows."""
-    from dataclasses import replace
     total = len(labeled.y_test)
     n_test = min(n_test, total) if clip and n_test is not None else n_test
     if n_test is None or n_test == total:
